@@ -1,0 +1,1 @@
+//! Loss lists (placeholder; being written).

@@ -1,0 +1,9 @@
+//! # udt-sim
+//!
+//! A deterministic discrete-event network simulator that runs real `udt-proto` endpoints in
+//! virtual time and measures congestion control with the metrics of the UDT papers.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod metrics;
+pub mod plot;

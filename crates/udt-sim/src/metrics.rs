@@ -1,0 +1,1 @@
+//! Metrics (being written).
