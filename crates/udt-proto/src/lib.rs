@@ -18,11 +18,23 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod buffer;
+pub mod cc;
+pub mod config;
+pub mod connection;
+pub mod endpoint;
+pub mod error;
+pub mod estimate;
 pub mod loss_list;
 pub mod seq;
+pub mod stats;
 pub mod time;
 pub mod wire;
 
+pub use config::{ConnectionConfig, SocketKind};
+pub use connection::{CloseReason, ConnectError, Connection, ConnectionState, Event};
+pub use endpoint::{Endpoint, EndpointConfig, EndpointError, Transmit};
+pub use error::Error;
 pub use seq::{AckNo, MsgNo, SeqNo, SeqRange};
 pub use time::Instant;
 pub use wire::SocketId;

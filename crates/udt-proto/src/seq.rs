@@ -176,7 +176,10 @@ pub struct SeqRange {
 impl SeqRange {
     /// A range of one sequence number.
     pub const fn single(seq: SeqNo) -> Self {
-        SeqRange { first: seq, last: seq }
+        SeqRange {
+            first: seq,
+            last: seq,
+        }
     }
 
     /// Number of sequence numbers in the range (at least 1).
@@ -244,7 +247,10 @@ mod tests {
 
     #[test]
     fn range_contains_across_wrap() {
-        let r = SeqRange { first: s(SeqNo::MAX - 1), last: s(2) };
+        let r = SeqRange {
+            first: s(SeqNo::MAX - 1),
+            last: s(2),
+        };
         assert_eq!(r.len(), 5);
         assert!(r.contains(s(0)));
         assert!(r.contains(s(SeqNo::MAX)));

@@ -70,7 +70,10 @@ mod tests {
         let t = Instant::from_micros(5);
         assert_eq!(t.micros_since(Instant::from_micros(7)), 0);
         assert_eq!(Instant::from_micros(7).micros_since(t), 2);
-        assert_eq!(Instant::from_micros(u64::MAX).plus_micros(1).as_micros(), u64::MAX);
+        assert_eq!(
+            Instant::from_micros(u64::MAX).plus_micros(1).as_micros(),
+            u64::MAX
+        );
         assert_eq!((t + Duration::from_millis(1)).as_micros(), 1005);
     }
 }

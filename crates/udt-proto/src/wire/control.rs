@@ -125,7 +125,12 @@ const ZERO_WORD: [u8; 4] = [0; 4];
 impl<'a> ControlPacket<'a> {
     /// A control packet with timestamp 0 (what 4.11 sends).
     pub fn new(dst: SocketId, control: Control<'a>) -> Self {
-        ControlPacket { timestamp: 0, dst, body_len: 0, control }
+        ControlPacket {
+            timestamp: 0,
+            dst,
+            body_len: 0,
+            control,
+        }
     }
 
     /// Parses a control packet; `buf` is the whole datagram, at least 16 bytes, with bit 0 set.
@@ -144,7 +149,10 @@ impl<'a> ControlPacket<'a> {
             kind::ACK2 => Control::Ack2(AckNo::from_masked(info)),
             kind::DROP_REQUEST => {
                 if body.len() < 8 {
-                    return Err(WireError::BadBodyLength { kind: "drop request", len: body.len() });
+                    return Err(WireError::BadBodyLength {
+                        kind: "drop request",
+                        len: body.len(),
+                    });
                 }
                 let first = SeqNo::new(read_u32(body, 0))
                     .ok_or(WireError::FieldOutOfRange("drop request first"))?;
@@ -153,7 +161,11 @@ impl<'a> ControlPacket<'a> {
                 if last.is_before(first) {
                     return Err(WireError::FieldOutOfRange("drop request range"));
                 }
-                Control::DropRequest(DropRequest { msg: MsgNo::from_masked(info), first, last })
+                Control::DropRequest(DropRequest {
+                    msg: MsgNo::from_masked(info),
+                    first,
+                    last,
+                })
             }
             kind::PEER_ERROR => Control::PeerError(info),
             kind::USER_DEFINED => Control::UserDefined(UserDefined {
@@ -199,7 +211,10 @@ impl<'a> ControlPacket<'a> {
     pub fn emit(&self, buf: &mut [u8]) -> Result<usize, WireError> {
         let len = self.wire_len();
         if buf.len() < len {
-            return Err(WireError::BufferTooSmall { need: len, have: buf.len() });
+            return Err(WireError::BufferTooSmall {
+                need: len,
+                have: buf.len(),
+            });
         }
         let (ty, ext, info) = match &self.control {
             Control::Handshake(_) => (kind::HANDSHAKE, 0, 0),
@@ -257,12 +272,15 @@ impl<'a> ControlPacket<'a> {
 /// Distinguishes light (4-byte body), 4-word and 6-word ACKs by body length (spec §3.4).
 fn parse_ack<'a>(info: u32, body: &[u8]) -> Result<Control<'a>, WireError> {
     if body.len() == 4 {
-        return Ok(Control::LightAck(SeqNo::new(read_u32(body, 0)).ok_or(
-            WireError::FieldOutOfRange("ack number"),
-        )?));
+        return Ok(Control::LightAck(
+            SeqNo::new(read_u32(body, 0)).ok_or(WireError::FieldOutOfRange("ack number"))?,
+        ));
     }
     if body.len() < 16 {
-        return Err(WireError::BadBodyLength { kind: "ACK", len: body.len() });
+        return Err(WireError::BadBodyLength {
+            kind: "ACK",
+            len: body.len(),
+        });
     }
     let ack = SeqNo::new(read_u32(body, 0)).ok_or(WireError::FieldOutOfRange("ack number"))?;
     let rates = (body.len() >= 24).then(|| AckRates {

@@ -117,7 +117,10 @@ impl DataHeader {
     /// Writes the 16-byte header into the start of `buf`.
     pub fn emit(&self, buf: &mut [u8]) -> Result<(), WireError> {
         if buf.len() < HEADER_LEN {
-            return Err(WireError::BufferTooSmall { need: HEADER_LEN, have: buf.len() });
+            return Err(WireError::BufferTooSmall {
+                need: HEADER_LEN,
+                have: buf.len(),
+            });
         }
         write_u32(buf, WORD0.start, self.seq.get());
         write_u32(buf, WORD1.start, self.message.raw());

@@ -135,9 +135,13 @@ impl Handshake {
     /// Parses the first [`HANDSHAKE_LEN`] bytes of `body`.
     pub fn parse(body: &[u8]) -> Result<Self, WireError> {
         if body.len() < HANDSHAKE_LEN {
-            return Err(WireError::BadBodyLength { kind: "handshake", len: body.len() });
+            return Err(WireError::BadBodyLength {
+                kind: "handshake",
+                len: body.len(),
+            });
         }
-        let isn = SeqNo::new(read_u32(body, field::ISN)).ok_or(WireError::FieldOutOfRange("isn"))?;
+        let isn =
+            SeqNo::new(read_u32(body, field::ISN)).ok_or(WireError::FieldOutOfRange("isn"))?;
         let mut peer = [0u8; 16];
         peer.copy_from_slice(&body[field::PEER_IP..field::PEER_IP + 16]);
         Ok(Handshake {
@@ -156,7 +160,10 @@ impl Handshake {
     /// Writes the 48-byte body into `buf`; returns the length written.
     pub fn emit(&self, buf: &mut [u8]) -> Result<usize, WireError> {
         if buf.len() < HANDSHAKE_LEN {
-            return Err(WireError::BufferTooSmall { need: HANDSHAKE_LEN, have: buf.len() });
+            return Err(WireError::BufferTooSmall {
+                need: HANDSHAKE_LEN,
+                have: buf.len(),
+            });
         }
         write_u32(buf, field::VERSION, self.version);
         write_u32(buf, field::SOCKET_TYPE, self.socket_type.0);

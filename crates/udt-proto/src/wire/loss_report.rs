@@ -20,7 +20,10 @@ impl<'a> LossReport<'a> {
     pub fn parse(body: &'a [u8]) -> Result<Self, WireError> {
         let words = &body[..body.len() / 4 * 4];
         if words.is_empty() {
-            return Err(WireError::BadBodyLength { kind: "NAK", len: body.len() });
+            return Err(WireError::BadBodyLength {
+                kind: "NAK",
+                len: body.len(),
+            });
         }
         let report = LossReport { words };
         let mut i = 0;
@@ -59,7 +62,10 @@ impl<'a> LossReport<'a> {
 
     /// The lost ranges, in the order they were encoded.
     pub fn ranges(&self) -> LossRanges<'a> {
-        LossRanges { words: self.words, at: 0 }
+        LossRanges {
+            words: self.words,
+            at: 0,
+        }
     }
 
     /// The first sequence number reported lost.
@@ -77,7 +83,10 @@ impl<'a> LossReport<'a> {
         for r in ranges {
             let need = if r.first == r.last { 4 } else { 8 };
             if at + need > buf.len() {
-                return Err(WireError::BufferTooSmall { need: at + need, have: buf.len() });
+                return Err(WireError::BufferTooSmall {
+                    need: at + need,
+                    have: buf.len(),
+                });
             }
             if r.first == r.last {
                 write_u32(buf, at, r.first.get());
@@ -141,7 +150,11 @@ mod tests {
     fn paper_example_decodes() {
         // Paper 001 appendix: 3, 6..=15, 18.
         let b = words(&[0x0000_0003, 0x8000_0006, 0x0000_000F, 0x0000_0012]);
-        let total: u32 = LossReport::parse(&b).unwrap().ranges().map(|r| r.len()).sum();
+        let total: u32 = LossReport::parse(&b)
+            .unwrap()
+            .ranges()
+            .map(|r| r.len())
+            .sum();
         assert_eq!(total, 12);
     }
 

@@ -70,7 +70,10 @@ impl<'a> Packet<'a> {
             if payload.is_empty() {
                 return Err(WireError::EmptyPayload);
             }
-            Ok(Packet::Data(DataPacket { header: DataHeader::parse_unchecked(buf), payload }))
+            Ok(Packet::Data(DataPacket {
+                header: DataHeader::parse_unchecked(buf),
+                payload,
+            }))
         } else {
             Ok(Packet::Control(ControlPacket::parse_unchecked(buf)?))
         }
@@ -79,7 +82,8 @@ impl<'a> Packet<'a> {
     /// The destination socket ID of a datagram, without parsing the rest. `None` if the datagram
     /// is shorter than a header.
     pub fn peek_destination(buf: &[u8]) -> Option<SocketId> {
-        (buf.len() >= HEADER_LEN).then(|| SocketId(layout::read_u32(buf, layout::DEST_SOCKET.start)))
+        (buf.len() >= HEADER_LEN)
+            .then(|| SocketId(layout::read_u32(buf, layout::DEST_SOCKET.start)))
     }
 
     /// The destination socket ID.

@@ -1,0 +1,8 @@
+//! The connection's send and receive buffers, both bounded in packets.
+
+pub mod pool;
+pub mod recv;
+pub mod send;
+
+pub use recv::{MsgRead, RecvBuffer};
+pub use send::{SendBuffer, SendBufferError};

@@ -1,0 +1,485 @@
+//! The receive buffer (spec §9.1, §9.5): packets stored by sequence number until the
+//! application reads them, reassembled into a byte stream or into messages.
+//!
+//! Slot `i` holds sequence number `start_seq + i`. The *readable prefix* is the run of slots
+//! from the front with nothing missing; stream data and in-order messages are delivered from it.
+//! Messages marked out-of-order may be delivered from anywhere once complete.
+
+use std::collections::VecDeque;
+
+use super::pool::BufferPool;
+use crate::seq::{MsgNo, SeqNo};
+use crate::wire::MessageWord;
+
+#[derive(Debug)]
+enum Slot {
+    /// Not received.
+    Empty,
+    /// Received, not yet read.
+    Data { buf: Vec<u8>, message: MessageWord },
+    /// Read ahead of the prefix (an out-of-order message).
+    Consumed,
+    /// Given up on by a message drop request.
+    Dropped,
+}
+
+impl Slot {
+    fn is_filled(&self) -> bool {
+        !matches!(self, Slot::Empty)
+    }
+}
+
+/// Outcome of storing a data packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Insert {
+    /// Stored.
+    Stored,
+    /// A packet with this sequence number is already held (or was already read).
+    Duplicate,
+    /// Before the buffer start or beyond its capacity: discarded.
+    OutOfWindow,
+}
+
+/// A message read by [`RecvBuffer::read_message`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MsgRead {
+    /// Bytes copied into the caller's buffer.
+    pub copied: usize,
+    /// Length of the message; larger than `copied` if the caller's buffer was too small (the
+    /// rest is discarded, as with `recvmsg` in 4.11).
+    pub msg_len: usize,
+    /// The message was cut short because it did not fit in the receive buffer.
+    pub partial: bool,
+}
+
+/// The receiver's buffer.
+#[derive(Debug)]
+pub struct RecvBuffer {
+    slots: VecDeque<Slot>,
+    start_seq: SeqNo,
+    capacity_pkts: usize,
+    /// Bytes of the first slot already read (stream mode).
+    read_offset: usize,
+    /// Length of the readable prefix, slots.
+    prefix: usize,
+    /// Packets discarded because their message could not be completed.
+    discarded_pkts: u64,
+    pool: BufferPool,
+}
+
+impl RecvBuffer {
+    /// A buffer of `capacity_pkts` packets whose first expected packet is `isn`.
+    pub fn new(capacity_pkts: usize, isn: SeqNo) -> Self {
+        RecvBuffer {
+            slots: VecDeque::new(),
+            start_seq: isn,
+            capacity_pkts: capacity_pkts.max(2),
+            read_offset: 0,
+            prefix: 0,
+            discarded_pkts: 0,
+            pool: BufferPool::new(256),
+        }
+    }
+
+    /// Capacity, packets.
+    pub fn capacity_pkts(&self) -> usize {
+        self.capacity_pkts
+    }
+
+    /// Sequence number of the oldest slot not yet read.
+    pub fn start_seq(&self) -> SeqNo {
+        self.start_seq
+    }
+
+    /// First sequence number after the readable prefix: everything before it is held or was
+    /// given up on.
+    pub fn prefix_end(&self) -> SeqNo {
+        self.start_seq.add(self.prefix as u32)
+    }
+
+    /// Packets of incomplete messages discarded so far.
+    pub fn discarded_pkts(&self) -> u64 {
+        self.discarded_pkts
+    }
+
+    /// Slots held from the start up to `seq` (exclusive); 0 if `seq` is not after the start.
+    pub fn slots_before(&self, seq: SeqNo) -> usize {
+        self.start_seq.offset_to(seq).max(0) as usize
+    }
+
+    /// True if a packet `seq` would be stored (not already read, within capacity). One slot is
+    /// always kept free, as in 4.11.
+    pub fn in_window(&self, seq: SeqNo) -> bool {
+        let off = self.start_seq.offset_to(seq);
+        off >= 0 && (off as usize) < self.capacity_pkts - 1
+    }
+
+    /// Stores a packet.
+    pub fn insert(&mut self, seq: SeqNo, message: MessageWord, payload: &[u8]) -> Insert {
+        if !self.in_window(seq) {
+            return Insert::OutOfWindow;
+        }
+        let off = self.start_seq.offset_to(seq) as usize;
+        if off >= self.slots.len() {
+            self.slots.resize_with(off + 1, || Slot::Empty);
+        }
+        match &self.slots[off] {
+            Slot::Data { .. } | Slot::Consumed => return Insert::Duplicate,
+            // A packet arriving for a dropped slot is kept: it may complete a message the sender
+            // gave up on too early, and delivering it loses nothing.
+            Slot::Empty | Slot::Dropped => {}
+        }
+        let mut buf = self.pool.take(payload.len());
+        buf.extend_from_slice(payload);
+        self.slots[off] = Slot::Data { buf, message };
+        self.extend_prefix();
+        Insert::Stored
+    }
+
+    fn extend_prefix(&mut self) {
+        while self.prefix < self.slots.len() && self.slots[self.prefix].is_filled() {
+            self.prefix += 1;
+        }
+    }
+
+    /// Gives up on `[first, last]` after a message drop request for message `msg`: missing
+    /// packets are no longer waited for and held packets of that message are discarded. Returns
+    /// false (and changes nothing) if the range reaches beyond the buffer's capacity.
+    pub fn drop_range(&mut self, first: SeqNo, last: SeqNo, msg: MsgNo) -> bool {
+        let last_off = self.start_seq.offset_to(last);
+        if last_off >= self.capacity_pkts as i32 - 1 {
+            return false;
+        }
+        if last_off < 0 {
+            return true;
+        }
+        let first_off = self.start_seq.offset_to(first).max(0) as usize;
+        let last_off = last_off as usize;
+        if last_off >= self.slots.len() {
+            self.slots.resize_with(last_off + 1, || Slot::Empty);
+        }
+        for i in first_off..=last_off {
+            let drop_it = match &self.slots[i] {
+                Slot::Empty => true,
+                Slot::Data { message, .. } => message.msg() == msg,
+                Slot::Consumed | Slot::Dropped => false,
+            };
+            if drop_it {
+                if let Slot::Data { buf, .. } = std::mem::replace(&mut self.slots[i], Slot::Dropped)
+                {
+                    self.pool.give(buf);
+                    self.discarded_pkts += 1;
+                }
+            }
+        }
+        self.extend_prefix();
+        true
+    }
+
+    /// Removes the front slot; true if it held unread data.
+    fn pop_front(&mut self) -> bool {
+        let had_data = if let Some(Slot::Data { buf, .. }) = self.slots.pop_front() {
+            self.pool.give(buf);
+            true
+        } else {
+            false
+        };
+        self.start_seq = self.start_seq.next();
+        self.prefix -= 1;
+        self.read_offset = 0;
+        if self.slots.is_empty() {
+            self.pool.shrink();
+        }
+        had_data
+    }
+
+    /// Bytes readable now as a stream.
+    pub fn stream_readable(&self) -> bool {
+        self.prefix > 0
+    }
+
+    /// Copies stream bytes into `out`; returns the count (0 if nothing is readable).
+    pub fn read_stream(&mut self, out: &mut [u8]) -> usize {
+        let mut copied = 0;
+        while copied < out.len() && self.prefix > 0 {
+            match &self.slots[0] {
+                Slot::Data { buf, .. } => {
+                    let avail = &buf[self.read_offset..];
+                    let n = avail.len().min(out.len() - copied);
+                    out[copied..copied + n].copy_from_slice(&avail[..n]);
+                    copied += n;
+                    self.read_offset += n;
+                    if self.read_offset == buf.len() {
+                        self.pop_front();
+                    }
+                }
+                _ => {
+                    self.pop_front();
+                }
+            }
+        }
+        copied
+    }
+
+    /// Drops read or abandoned slots at the front, and messages at the front that can no longer
+    /// be completed (a packet given up on, or a start that was never received).
+    fn clean_front(&mut self) {
+        loop {
+            if self.prefix == 0 {
+                return;
+            }
+            match &self.slots[0] {
+                Slot::Consumed | Slot::Dropped => {
+                    self.pop_front();
+                    continue;
+                }
+                Slot::Data { message, .. } if !message.boundary().starts_message() => {
+                    self.pop_front();
+                    self.discarded_pkts += 1;
+                    continue;
+                }
+                _ => {}
+            }
+            // A message starts at the front: is it broken inside the prefix?
+            match self.scan_message(0, self.prefix) {
+                Scan::Broken(at) => {
+                    for _ in 0..at {
+                        if self.pop_front() {
+                            self.discarded_pkts += 1;
+                        }
+                    }
+                }
+                _ => return,
+            }
+        }
+    }
+
+    /// Looks at the message starting at slot `start` (a Data slot that starts a message),
+    /// within slots `..limit`.
+    fn scan_message(&self, start: usize, limit: usize) -> Scan {
+        let mut i = start;
+        loop {
+            match &self.slots[i] {
+                Slot::Data { message, .. } => {
+                    if i > start && message.boundary().starts_message() {
+                        return Scan::Broken(i);
+                    }
+                    if message.boundary().ends_message() {
+                        return Scan::Complete(i);
+                    }
+                }
+                Slot::Empty => return Scan::Incomplete,
+                Slot::Consumed | Slot::Dropped => return Scan::Broken(i + 1),
+            }
+            i += 1;
+            if i >= limit {
+                return Scan::Incomplete;
+            }
+        }
+    }
+
+    /// Finds the next deliverable message: `(first slot, last slot, partial)`.
+    fn find_message(&mut self) -> Option<(usize, usize, bool)> {
+        self.clean_front();
+        if self.prefix > 0 {
+            match self.scan_message(0, self.prefix) {
+                Scan::Complete(end) => return Some((0, end, false)),
+                // The whole buffer is one unfinished message: hand out what is there rather
+                // than dead-lock (the message is larger than the receive buffer).
+                Scan::Incomplete if self.prefix >= self.capacity_pkts - 1 => {
+                    return Some((0, self.prefix - 1, true));
+                }
+                _ => {}
+            }
+        }
+        // Out-of-order delivery: a complete message with the in-order flag clear.
+        let mut i = self.prefix;
+        while i < self.slots.len() {
+            if let Slot::Data { message, .. } = &self.slots[i] {
+                if message.boundary().starts_message() && !message.in_order() {
+                    match self.scan_message(i, self.slots.len()) {
+                        Scan::Complete(end) => return Some((i, end, false)),
+                        Scan::Broken(next) => {
+                            i = next;
+                            continue;
+                        }
+                        Scan::Incomplete => {}
+                    }
+                }
+            }
+            i += 1;
+        }
+        None
+    }
+
+    /// True when [`read_message`](Self::read_message) would return a message.
+    pub fn message_readable(&mut self) -> bool {
+        self.find_message().is_some()
+    }
+
+    /// Reads one message into `out`.
+    pub fn read_message(&mut self, out: &mut [u8]) -> Option<MsgRead> {
+        let (first, last, partial) = self.find_message()?;
+        let mut copied = 0;
+        let mut msg_len = 0;
+        for slot in self.slots.range_mut(first..=last) {
+            if let Slot::Data { buf, .. } = std::mem::replace(slot, Slot::Consumed) {
+                let n = buf.len().min(out.len() - copied);
+                out[copied..copied + n].copy_from_slice(&buf[..n]);
+                copied += n;
+                msg_len += buf.len();
+                self.pool.give(buf);
+            }
+        }
+        self.clean_front();
+        Some(MsgRead {
+            copied,
+            msg_len,
+            partial,
+        })
+    }
+}
+
+enum Scan {
+    /// The message ends at this slot.
+    Complete(usize),
+    /// A packet is still missing.
+    Incomplete,
+    /// The message can never complete; the next message may start at this slot.
+    Broken(usize),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::Boundary;
+
+    fn seq(n: u32) -> SeqNo {
+        SeqNo::new(n).unwrap()
+    }
+    fn word(b: Boundary, in_order: bool, m: u32) -> MessageWord {
+        MessageWord::new(b, in_order, MsgNo::new(m).unwrap())
+    }
+    fn solo(m: u32) -> MessageWord {
+        word(Boundary::Solo, true, m)
+    }
+
+    #[test]
+    fn stream_reads_stop_at_first_gap() {
+        let mut r = RecvBuffer::new(16, seq(10));
+        assert_eq!(r.insert(seq(10), solo(1), b"abc"), Insert::Stored);
+        assert_eq!(r.insert(seq(12), solo(1), b"ghi"), Insert::Stored);
+        assert_eq!(r.insert(seq(10), solo(1), b"xxx"), Insert::Duplicate);
+        let mut out = [0u8; 10];
+        assert_eq!(r.read_stream(&mut out), 3);
+        assert_eq!(&out[..3], b"abc");
+        assert_eq!(r.read_stream(&mut out), 0);
+        r.insert(seq(11), solo(1), b"def");
+        let mut out = [0u8; 4];
+        assert_eq!(r.read_stream(&mut out), 4);
+        assert_eq!(&out, b"defg");
+        let mut rest = [0u8; 4];
+        assert_eq!(r.read_stream(&mut rest), 2);
+        assert_eq!(&rest[..2], b"hi");
+        assert_eq!(r.start_seq(), seq(13));
+    }
+
+    #[test]
+    fn window_keeps_one_slot_free_and_rejects_old() {
+        let mut r = RecvBuffer::new(4, seq(0));
+        assert_eq!(r.insert(seq(3), solo(1), b"x"), Insert::OutOfWindow);
+        assert_eq!(r.insert(seq(2), solo(1), b"x"), Insert::Stored);
+        assert_eq!(
+            r.insert(seq(SeqNo::MAX), solo(1), b"x"),
+            Insert::OutOfWindow
+        );
+    }
+
+    #[test]
+    fn messages_reassemble_in_order() {
+        let mut r = RecvBuffer::new(16, seq(0));
+        r.insert(seq(0), word(Boundary::First, true, 1), b"he");
+        r.insert(seq(2), word(Boundary::Last, true, 1), b"lo");
+        let mut out = [0u8; 16];
+        assert!(r.read_message(&mut out).is_none());
+        r.insert(seq(1), word(Boundary::Middle, true, 1), b"l");
+        let m = r.read_message(&mut out).unwrap();
+        assert_eq!(&out[..m.copied], b"hello");
+        assert_eq!(m.msg_len, 5);
+        assert_eq!(r.start_seq(), seq(3));
+    }
+
+    #[test]
+    fn unordered_message_is_delivered_past_a_gap() {
+        let mut r = RecvBuffer::new(16, seq(0));
+        r.insert(seq(1), word(Boundary::Solo, false, 2), b"B");
+        r.insert(seq(2), word(Boundary::Solo, true, 3), b"C");
+        let mut out = [0u8; 4];
+        let m = r.read_message(&mut out).unwrap();
+        assert_eq!(&out[..m.copied], b"B");
+        assert!(
+            r.read_message(&mut out).is_none(),
+            "in-order C waits for seq 0"
+        );
+        r.insert(seq(0), word(Boundary::Solo, true, 1), b"A");
+        assert_eq!(
+            r.read_message(&mut out).map(|m| out[..m.copied].to_vec()),
+            Some(b"A".to_vec())
+        );
+        assert_eq!(
+            r.read_message(&mut out).map(|m| out[..m.copied].to_vec()),
+            Some(b"C".to_vec())
+        );
+        // The consumed slot of B is skipped.
+        assert_eq!(r.start_seq(), seq(3));
+        assert_eq!(
+            r.insert(seq(1), word(Boundary::Solo, false, 2), b"B"),
+            Insert::OutOfWindow
+        );
+    }
+
+    #[test]
+    fn dropped_message_is_skipped() {
+        let mut r = RecvBuffer::new(16, seq(0));
+        r.insert(seq(0), word(Boundary::First, true, 1), b"a");
+        // seq 1 (last of message 1) lost; message 2 complete.
+        r.insert(seq(2), word(Boundary::Solo, true, 2), b"b");
+        let mut out = [0u8; 4];
+        assert!(r.read_message(&mut out).is_none());
+        assert!(r.drop_range(seq(1), seq(1), MsgNo::new(1).unwrap()));
+        let m = r.read_message(&mut out).unwrap();
+        assert_eq!(&out[..m.copied], b"b");
+        assert_eq!(r.discarded_pkts(), 1);
+    }
+
+    #[test]
+    fn drop_range_beyond_capacity_is_refused() {
+        let mut r = RecvBuffer::new(8, seq(0));
+        assert!(!r.drop_range(seq(0), seq(100), MsgNo::new(1).unwrap()));
+        assert!(r.drop_range(seq(0), seq(3), MsgNo::new(1).unwrap()));
+        assert_eq!(r.prefix_end(), seq(4));
+    }
+
+    #[test]
+    fn message_larger_than_buffer_is_returned_partially() {
+        let mut r = RecvBuffer::new(4, seq(0));
+        r.insert(seq(0), word(Boundary::First, true, 1), b"a");
+        r.insert(seq(1), word(Boundary::Middle, true, 1), b"b");
+        r.insert(seq(2), word(Boundary::Middle, true, 1), b"c");
+        let mut out = [0u8; 8];
+        let m = r.read_message(&mut out).unwrap();
+        assert!(m.partial);
+        assert_eq!(&out[..m.copied], b"abc");
+    }
+
+    #[test]
+    fn truncated_read_discards_rest() {
+        let mut r = RecvBuffer::new(8, seq(0));
+        r.insert(seq(0), word(Boundary::First, true, 1), b"abcd");
+        r.insert(seq(1), word(Boundary::Last, true, 1), b"efgh");
+        let mut out = [0u8; 3];
+        let m = r.read_message(&mut out).unwrap();
+        assert_eq!((m.copied, m.msg_len), (3, 8));
+        assert_eq!(r.start_seq(), seq(2));
+    }
+}

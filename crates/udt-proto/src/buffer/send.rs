@@ -1,0 +1,399 @@
+//! The send buffer (spec §10.1): application data cut into packet-sized blocks, kept until
+//! acknowledged.
+//!
+//! Blocks are stored oldest first. The first `sent` blocks have been given sequence numbers
+//! (`first_seq`, `first_seq + 1`, …) and transmitted at least once; the rest wait to be sent.
+//! An ACK releases blocks from the front.
+
+use std::collections::VecDeque;
+
+use thiserror::Error;
+
+use super::pool::BufferPool;
+use crate::seq::{MsgNo, SeqNo};
+use crate::time::Instant;
+use crate::wire::{Boundary, DropRequest, MessageWord};
+
+/// Why a message could not be queued.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+pub enum SendBufferError {
+    /// The message needs more packets than the whole buffer holds.
+    #[error("message of {len} bytes is larger than the send buffer")]
+    MessageTooLarge {
+        /// Message length, bytes.
+        len: usize,
+    },
+    /// The buffer has no room for the message now.
+    #[error("send buffer full")]
+    Full,
+    /// Empty messages cannot be sent.
+    #[error("empty message")]
+    Empty,
+}
+
+/// One packet's worth of application data.
+#[derive(Debug)]
+pub struct Block {
+    /// Payload bytes.
+    pub data: Vec<u8>,
+    /// Boundary bits, in-order flag and message number.
+    pub message: MessageWord,
+    /// When the block's message was queued.
+    pub queued_at: Instant,
+    /// Time to live of the block's message, ms (`None` = until delivered).
+    pub ttl_ms: Option<u32>,
+    /// The message was dropped: it is only kept to preserve the sequence mapping.
+    pub dropped: bool,
+}
+
+impl Block {
+    fn expired(&self, now: Instant) -> bool {
+        self.ttl_ms
+            .is_some_and(|ttl| now.micros_since(self.queued_at) > u64::from(ttl) * 1000)
+    }
+}
+
+/// The sender's buffer.
+#[derive(Debug)]
+pub struct SendBuffer {
+    blocks: VecDeque<Block>,
+    /// Sequence number of `blocks[0]` once sent; the next new block gets `first_seq + sent`.
+    first_seq: SeqNo,
+    /// Blocks at the front that have sequence numbers.
+    sent: usize,
+    capacity_pkts: usize,
+    payload_size: usize,
+    last_msg: MsgNo,
+    pool: BufferPool,
+}
+
+impl SendBuffer {
+    /// A buffer of `capacity_pkts` blocks of `payload_size` bytes whose first packet will carry
+    /// sequence number `isn`.
+    pub fn new(capacity_pkts: usize, payload_size: usize, isn: SeqNo) -> Self {
+        SendBuffer {
+            blocks: VecDeque::new(),
+            first_seq: isn,
+            sent: 0,
+            capacity_pkts: capacity_pkts.max(1),
+            payload_size: payload_size.max(1),
+            last_msg: MsgNo::default(),
+            pool: BufferPool::new(256),
+        }
+    }
+
+    /// Payload bytes per full packet.
+    pub fn payload_size(&self) -> usize {
+        self.payload_size
+    }
+
+    /// Capacity, packets.
+    pub fn capacity_pkts(&self) -> usize {
+        self.capacity_pkts
+    }
+
+    /// Blocks that can still be queued.
+    pub fn free_pkts(&self) -> usize {
+        self.capacity_pkts.saturating_sub(self.blocks.len())
+    }
+
+    /// Blocks held (unsent and unacknowledged).
+    pub fn len_pkts(&self) -> usize {
+        self.blocks.len()
+    }
+
+    /// True when nothing is unsent or unacknowledged.
+    pub fn is_empty(&self) -> bool {
+        self.blocks.is_empty()
+    }
+
+    /// True when some block waits for its first transmission.
+    pub fn has_unsent(&self) -> bool {
+        self.sent < self.blocks.len()
+    }
+
+    /// Blocks sent and not yet acknowledged.
+    pub fn unacked_pkts(&self) -> usize {
+        self.sent
+    }
+
+    /// Sequence number of the oldest unacknowledged block (4.11's `SndLastDataAck`).
+    pub fn first_seq(&self) -> SeqNo {
+        self.first_seq
+    }
+
+    /// Largest sequence number given out so far (4.11's `SndCurrSeqNo`).
+    pub fn last_sent_seq(&self) -> SeqNo {
+        self.first_seq.add(self.sent as u32).prev()
+    }
+
+    fn next_msg(&mut self) -> MsgNo {
+        self.last_msg = self.last_msg.next_for_sender();
+        self.last_msg
+    }
+
+    /// Queues stream bytes; returns how many were accepted (limited by free space).
+    ///
+    /// Unlike 4.11, which starts a new packet at every `send()` call, bytes are appended to the
+    /// last block while it is unsent and not full, so many small writes do not become many
+    /// small packets. Stream receivers ignore message numbers and boundaries.
+    pub fn write_stream(&mut self, now: Instant, mut data: &[u8]) -> usize {
+        let mut written = 0;
+        if self.has_unsent() {
+            if let Some(last) = self.blocks.back_mut() {
+                let room = self.payload_size - last.data.len();
+                let n = room.min(data.len());
+                last.data.extend_from_slice(&data[..n]);
+                written += n;
+                data = &data[n..];
+            }
+        }
+        if data.is_empty() {
+            return written;
+        }
+        let msg = MessageWord::new(Boundary::Solo, false, self.next_msg());
+        while !data.is_empty() && self.free_pkts() > 0 {
+            let n = self.payload_size.min(data.len());
+            let mut buf = self.pool.take(self.payload_size);
+            buf.extend_from_slice(&data[..n]);
+            self.blocks.push_back(Block {
+                data: buf,
+                message: msg,
+                queued_at: now,
+                ttl_ms: None,
+                dropped: false,
+            });
+            written += n;
+            data = &data[n..];
+        }
+        written
+    }
+
+    /// Queues one message, all or nothing. `ttl_ms`: drop it if not delivered within this many
+    /// milliseconds of now; `in_order`: the receiver must deliver it in sequence.
+    pub fn write_message(
+        &mut self,
+        now: Instant,
+        data: &[u8],
+        ttl_ms: Option<u32>,
+        in_order: bool,
+    ) -> Result<(), SendBufferError> {
+        if data.is_empty() {
+            return Err(SendBufferError::Empty);
+        }
+        let count = data.len().div_ceil(self.payload_size);
+        if count > self.capacity_pkts {
+            return Err(SendBufferError::MessageTooLarge { len: data.len() });
+        }
+        if count > self.free_pkts() {
+            return Err(SendBufferError::Full);
+        }
+        let msg = self.next_msg();
+        for (i, chunk) in data.chunks(self.payload_size).enumerate() {
+            let mut buf = self.pool.take(self.payload_size);
+            buf.extend_from_slice(chunk);
+            self.blocks.push_back(Block {
+                data: buf,
+                message: MessageWord::new(Boundary::for_position(i, count), in_order, msg),
+                queued_at: now,
+                ttl_ms,
+                dropped: false,
+            });
+        }
+        Ok(())
+    }
+
+    /// Discards messages whose TTL expired before any of their packets was sent; returns how
+    /// many. They never got sequence numbers, so the receiver needs no drop request. (4.11 only
+    /// checks TTLs on retransmission, so a stale message still goes out once there.)
+    pub fn discard_expired_unsent(&mut self, now: Instant) -> u32 {
+        let mut discarded = 0;
+        while let Some(b) = self.blocks.get(self.sent) {
+            if !(b.message.boundary().starts_message() && b.expired(now)) {
+                break;
+            }
+            let end = self.message_end(self.sent);
+            for b in self.blocks.drain(self.sent..=end) {
+                self.pool.give(b.data);
+            }
+            discarded += 1;
+        }
+        discarded
+    }
+
+    /// Gives the next unsent block its sequence number and returns both.
+    pub fn send_next(&mut self) -> Option<(SeqNo, &Block)> {
+        let seq = self.first_seq.add(self.sent as u32);
+        let block = self.blocks.get(self.sent)?;
+        self.sent += 1;
+        Some((seq, block))
+    }
+
+    /// The block sent with sequence number `seq`, if still unacknowledged.
+    pub fn get(&self, seq: SeqNo) -> Option<&Block> {
+        let i = self.index_of(seq)?;
+        self.blocks.get(i)
+    }
+
+    fn index_of(&self, seq: SeqNo) -> Option<usize> {
+        let i = self.first_seq.offset_to(seq);
+        (i >= 0 && (i as usize) < self.sent).then_some(i as usize)
+    }
+
+    /// Releases every block before `ack` (exclusive); returns how many were released.
+    pub fn acknowledge(&mut self, ack: SeqNo) -> usize {
+        let n = self.first_seq.offset_to(ack);
+        if n <= 0 {
+            return 0;
+        }
+        let n = (n as usize).min(self.sent);
+        for b in self.blocks.drain(..n) {
+            self.pool.give(b.data);
+        }
+        self.first_seq = self.first_seq.add(n as u32);
+        self.sent -= n;
+        if self.blocks.is_empty() {
+            self.pool.shrink();
+        }
+        n
+    }
+
+    /// Index of the last block of the message containing block `i`.
+    fn message_end(&self, i: usize) -> usize {
+        let mut end = i;
+        while end + 1 < self.blocks.len() && !self.blocks[end].message.boundary().ends_message() {
+            end += 1;
+        }
+        end
+    }
+
+    /// If the packet `seq`, about to be retransmitted, belongs to a message whose TTL expired
+    /// (or that was already dropped), drops the whole message and returns the drop request to
+    /// send instead. Unsent blocks of the message get sequence numbers so that the request can
+    /// name them; the sender never transmits them.
+    ///
+    /// The range covers exactly the message's packets still held (4.11 sends a range that
+    /// starts at `seq` and ends one past the message, spec §10.7; we do not reproduce that).
+    pub fn drop_if_expired(&mut self, seq: SeqNo, now: Instant) -> Option<DropRequest> {
+        let i = self.index_of(seq)?;
+        let b = &self.blocks[i];
+        if !(b.dropped || b.expired(now)) {
+            return None;
+        }
+        let msg = b.message.msg();
+        let mut start = i;
+        while start > 0 && !self.blocks[start].message.boundary().starts_message() {
+            start -= 1;
+        }
+        let end = self.message_end(i);
+        if end >= self.sent {
+            self.sent = end + 1;
+        }
+        for b in self.blocks.range_mut(start..=end) {
+            b.dropped = true;
+        }
+        Some(DropRequest {
+            msg,
+            first: self.first_seq.add(start as u32),
+            last: self.first_seq.add(end as u32),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seq(n: u32) -> SeqNo {
+        SeqNo::new(n).unwrap()
+    }
+    const T0: Instant = Instant::ZERO;
+
+    #[test]
+    fn stream_writes_fill_blocks_and_respect_capacity() {
+        let mut b = SendBuffer::new(3, 10, seq(100));
+        assert_eq!(b.write_stream(T0, &[1; 25]), 25);
+        assert_eq!(b.len_pkts(), 3);
+        // The last block has room for 5 more bytes, then the buffer is full.
+        assert_eq!(b.write_stream(T0, &[2; 8]), 5);
+        assert_eq!(b.free_pkts(), 0);
+        let (s, blk) = b.send_next().unwrap();
+        assert_eq!((s, blk.data.len()), (seq(100), 10));
+        assert_eq!(b.last_sent_seq(), seq(100));
+    }
+
+    #[test]
+    fn sent_blocks_are_not_appended_to() {
+        let mut b = SendBuffer::new(4, 10, seq(0));
+        b.write_stream(T0, &[1; 3]);
+        b.send_next().unwrap();
+        b.write_stream(T0, &[2; 3]);
+        assert_eq!(b.len_pkts(), 2);
+        assert_eq!(b.get(seq(0)).unwrap().data, vec![1; 3]);
+    }
+
+    #[test]
+    fn acknowledge_releases_front_blocks() {
+        let mut b = SendBuffer::new(8, 10, seq(SeqNo::MAX - 1));
+        b.write_stream(T0, &[0; 50]);
+        for _ in 0..4 {
+            b.send_next().unwrap();
+        }
+        assert_eq!(b.last_sent_seq(), seq(1));
+        assert_eq!(b.acknowledge(seq(0)), 2);
+        assert_eq!(b.first_seq(), seq(0));
+        assert!(b.get(seq(SeqNo::MAX)).is_none());
+        assert!(b.get(seq(1)).is_some());
+        // An ACK beyond what was sent releases only what was sent.
+        assert_eq!(b.acknowledge(seq(10)), 2);
+        assert!(b.has_unsent());
+    }
+
+    #[test]
+    fn messages_are_all_or_nothing_with_boundaries() {
+        let mut b = SendBuffer::new(4, 10, seq(0));
+        assert_eq!(
+            b.write_message(T0, &[0; 41], None, true),
+            Err(SendBufferError::MessageTooLarge { len: 41 })
+        );
+        b.write_message(T0, &[0; 25], None, true).unwrap();
+        assert_eq!(
+            b.write_message(T0, &[0; 11], None, false),
+            Err(SendBufferError::Full)
+        );
+        let kinds: Vec<_> = (0..3)
+            .map(|_| b.send_next().unwrap().1.message.boundary())
+            .collect();
+        assert_eq!(
+            kinds,
+            vec![Boundary::First, Boundary::Middle, Boundary::Last]
+        );
+    }
+
+    #[test]
+    fn expired_message_is_dropped_whole_including_unsent_blocks() {
+        let mut b = SendBuffer::new(8, 10, seq(50));
+        b.write_message(T0, &[0; 5], None, false).unwrap(); // seq 50
+        b.write_message(T0, &[0; 30], Some(1), false).unwrap(); // seq 51..=53
+        b.send_next().unwrap();
+        b.send_next().unwrap(); // 51 sent, 52 and 53 unsent
+        let late = Instant::from_micros(2_000);
+        assert!(b.drop_if_expired(seq(50), late).is_none());
+        let d = b.drop_if_expired(seq(51), late).unwrap();
+        assert_eq!((d.first, d.last), (seq(51), seq(53)));
+        assert_eq!(b.last_sent_seq(), seq(53));
+        assert!(!b.has_unsent());
+        // Asking again (the drop request was lost) repeats it.
+        assert_eq!(b.drop_if_expired(seq(52), late), Some(d));
+    }
+
+    #[test]
+    fn expired_unsent_messages_are_discarded_without_sequence_numbers() {
+        let mut b = SendBuffer::new(8, 10, seq(7));
+        b.write_message(T0, &[0; 15], Some(1), false).unwrap();
+        b.write_message(T0, &[9; 5], None, false).unwrap();
+        assert_eq!(b.discard_expired_unsent(Instant::from_micros(5_000)), 1);
+        let (s, blk) = b.send_next().unwrap();
+        assert_eq!((s, blk.data[0]), (seq(7), 9));
+    }
+}

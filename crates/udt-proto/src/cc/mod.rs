@@ -1,0 +1,325 @@
+//! Congestion control: the interface of Composable UDT (papers 003/004, spec §13) and UDT's
+//! native algorithm.
+//!
+//! An algorithm implements [`CongestionControl`]. Every hook has a no-op default, so an
+//! algorithm overrides only the events it reacts to. Through the [`CcContext`] handed to each
+//! hook it reads the connection's measurements (RTT, receive rate, link capacity, statistics)
+//! and sets the two controls of UDT's sender, the inter-packet period and the congestion
+//! window, plus the protocol knobs of CCC: ACK timer, ACK interval, RTO, custom control
+//! messages. A [`CongestionControlFactory`] makes one instance per connection.
+//!
+//! The sender transmits a new packet only while fewer than `min(flow window, cwnd)` packets
+//! are unacknowledged and no sooner than one period after the previous packet. A purely
+//! rate-based algorithm keeps the window huge; a purely window-based one sets the period to 0.
+
+pub mod glibc_rand;
+pub mod native;
+pub mod registry;
+
+use core::fmt;
+use std::sync::Arc;
+
+use crate::seq::{SeqNo, SeqRange};
+use crate::stats::{InstantStats, PerfStats, Stats};
+use crate::time::Instant;
+use crate::wire::{MessageWord, UserDefined};
+
+pub use native::{NativeCc, NativeConfig, NativeVariant};
+pub use registry::{by_name, names};
+
+/// Measurements the connection provides to congestion control before each hook.
+#[derive(Clone, Copy, Debug)]
+pub struct CcInputs {
+    /// Current time.
+    pub now: Instant,
+    /// Negotiated MSS, bytes, including the 28 bytes of IP and UDP headers.
+    pub mss: u32,
+    /// The peer's flow window from the handshake (the largest useful window), packets.
+    pub max_cwnd_pkts: f64,
+    /// Largest sequence number sent so far.
+    pub snd_curr_seq: SeqNo,
+    /// Smoothed packet arrival rate reported by the receiver, packets per second.
+    pub rcv_rate_pps: u32,
+    /// Smoothed round-trip time, µs.
+    pub rtt_us: u32,
+    /// Smoothed RTT variance, µs.
+    pub rtt_var_us: u32,
+    /// Smoothed link capacity estimate, packets per second.
+    pub bandwidth_pps: u32,
+}
+
+/// Custom control message queued by an algorithm for its peer (type 0x7FFF).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CustomMessage {
+    /// Extended type (16 bits).
+    pub ext_type: u16,
+    /// Additional-info word.
+    pub info: u32,
+    /// Body, bytes on the wire; use [`CustomMessage::from_words`] for 4.11 compatibility.
+    pub body: Vec<u8>,
+}
+
+impl CustomMessage {
+    /// A message whose body is 32-bit words in network order (what 4.11 peers expect).
+    pub fn from_words(ext_type: u16, info: u32, words: &[u32]) -> Self {
+        CustomMessage {
+            ext_type,
+            info,
+            body: words.iter().flat_map(|w| w.to_be_bytes()).collect(),
+        }
+    }
+
+    /// The body read as big-endian 32-bit words (trailing bytes ignored).
+    pub fn words(body: &[u8]) -> impl Iterator<Item = u32> + '_ {
+        body.chunks_exact(4)
+            .map(|c| u32::from_be_bytes([c[0], c[1], c[2], c[3]]))
+    }
+}
+
+/// Controls an algorithm sets; they persist between hooks and the sender reads them live.
+#[derive(Clone, Debug)]
+pub struct CcControls {
+    /// Inter-packet sending period, µs (0 = no pacing).
+    pub pkt_snd_period_us: f64,
+    /// Congestion window, packets.
+    pub cwnd_pkts: f64,
+    /// Period of timer-driven full ACKs at the receiver, µs (`None` = SYN, 10 ms).
+    pub ack_period_us: Option<u64>,
+    /// Also send a full ACK every this many received packets (0 = off).
+    pub ack_interval_pkts: u32,
+    /// Fixed retransmission timeout replacing UDT's EXP formula, µs (`None` = UDT's formula).
+    pub rto_us: Option<u64>,
+    /// Do not send new data before this time (the papers' "freeze" after a congestion event).
+    pub pause_until: Option<Instant>,
+    /// Custom messages waiting to be sent.
+    pub outbox: Vec<CustomMessage>,
+}
+
+impl Default for CcControls {
+    fn default() -> Self {
+        CcControls {
+            pkt_snd_period_us: 1.0,
+            cwnd_pkts: 16.0,
+            ack_period_us: None,
+            ack_interval_pkts: 0,
+            rto_us: None,
+            pause_until: None,
+            outbox: Vec::new(),
+        }
+    }
+}
+
+/// What a hook sees: the connection's measurements and the controls it may change.
+pub struct CcContext<'a> {
+    inputs: &'a CcInputs,
+    stats: Option<(&'a Stats, InstantStats)>,
+    controls: &'a mut CcControls,
+}
+
+impl<'a> CcContext<'a> {
+    /// A context over `inputs` and `controls`, without statistics (for tests that drive an
+    /// algorithm directly).
+    pub fn new(inputs: &'a CcInputs, controls: &'a mut CcControls) -> Self {
+        CcContext {
+            inputs,
+            stats: None,
+            controls,
+        }
+    }
+
+    /// A context that can also report the connection's statistics.
+    pub fn with_stats(
+        inputs: &'a CcInputs,
+        stats: &'a Stats,
+        instant: InstantStats,
+        controls: &'a mut CcControls,
+    ) -> Self {
+        CcContext {
+            inputs,
+            stats: Some((stats, instant)),
+            controls,
+        }
+    }
+
+    /// Current time.
+    pub fn now(&self) -> Instant {
+        self.inputs.now
+    }
+    /// Negotiated MSS, bytes including IP and UDP headers.
+    pub fn mss(&self) -> u32 {
+        self.inputs.mss
+    }
+    /// The peer's flow window, packets: a window larger than this is never used.
+    pub fn max_cwnd(&self) -> f64 {
+        self.inputs.max_cwnd_pkts
+    }
+    /// Largest sequence number sent so far.
+    pub fn snd_curr_seq(&self) -> SeqNo {
+        self.inputs.snd_curr_seq
+    }
+    /// Smoothed receiver arrival rate, packets per second.
+    pub fn rcv_rate_pps(&self) -> u32 {
+        self.inputs.rcv_rate_pps
+    }
+    /// Smoothed RTT, µs.
+    pub fn rtt_us(&self) -> u32 {
+        self.inputs.rtt_us
+    }
+    /// Smoothed RTT variance, µs.
+    pub fn rtt_var_us(&self) -> u32 {
+        self.inputs.rtt_var_us
+    }
+    /// Smoothed link capacity estimate, packets per second.
+    pub fn bandwidth_pps(&self) -> u32 {
+        self.inputs.bandwidth_pps
+    }
+    /// The connection's statistics (UDT4 `getPerfInfo`); nothing is cleared. All zero when
+    /// the context has no statistics attached.
+    pub fn perf(&self) -> PerfStats {
+        match self.stats {
+            Some((stats, instant)) => stats.peek(self.inputs.now, instant),
+            None => PerfStats::default(),
+        }
+    }
+
+    /// Current inter-packet period, µs.
+    pub fn pkt_snd_period_us(&self) -> f64 {
+        self.controls.pkt_snd_period_us
+    }
+    /// Sets the inter-packet period, µs (0 = send as fast as the window allows).
+    pub fn set_pkt_snd_period_us(&mut self, us: f64) {
+        self.controls.pkt_snd_period_us = if us.is_finite() { us.max(0.0) } else { 1e9 };
+    }
+    /// Current congestion window, packets.
+    pub fn cwnd_pkts(&self) -> f64 {
+        self.controls.cwnd_pkts
+    }
+    /// Sets the congestion window, packets.
+    pub fn set_cwnd_pkts(&mut self, pkts: f64) {
+        self.controls.cwnd_pkts = if pkts.is_finite() { pkts.max(0.0) } else { 1e9 };
+    }
+    /// Sets the period of timer-driven full ACKs, µs; capped at SYN (10 000 µs) as in 4.11.
+    /// `0` restores the default (SYN).
+    pub fn set_ack_timer_us(&mut self, us: u64) {
+        self.controls.ack_period_us = (us > 0).then_some(us.min(crate::time::SYN_US));
+    }
+    /// Also acknowledge every `n` received packets with a full ACK (0 = off).
+    pub fn set_ack_interval_pkts(&mut self, n: u32) {
+        self.controls.ack_interval_pkts = n;
+    }
+    /// Replaces UDT's timeout formula by a fixed RTO, µs (`0` restores the formula).
+    pub fn set_rto_us(&mut self, us: u64) {
+        self.controls.rto_us = (us > 0).then_some(us);
+    }
+    /// Stops new transmissions until `until` (retransmissions are not held back).
+    pub fn pause_sending_until(&mut self, until: Instant) {
+        self.controls.pause_until = Some(until);
+    }
+    /// Queues a custom control message (type 0x7FFF) for the peer's algorithm. Delivery is
+    /// unreliable, like any UDP datagram.
+    pub fn send_custom(&mut self, msg: CustomMessage) {
+        // Bounded so that a misbehaving algorithm cannot grow memory without limit.
+        if self.controls.outbox.len() < 1024 {
+            self.controls.outbox.push(msg);
+        }
+    }
+}
+
+/// A data packet as congestion control sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PacketInfo {
+    /// Sequence number.
+    pub seq: SeqNo,
+    /// Boundary bits, in-order flag and message number.
+    pub message: MessageWord,
+    /// Timestamp field, µs since the sending socket was opened.
+    pub timestamp: u32,
+    /// Payload length, bytes.
+    pub payload_len: usize,
+    /// True for a retransmission (sender side only).
+    pub retransmission: bool,
+}
+
+/// A congestion-control algorithm: the event hooks of UDT/CCC. All hooks default to no-ops.
+pub trait CongestionControl: Send {
+    /// Called once when the connection is established, with the initial measurements.
+    fn init(&mut self, ctx: &mut CcContext<'_>) {
+        let _ = ctx;
+    }
+    /// Called when the connection closes.
+    fn close(&mut self, ctx: &mut CcContext<'_>) {
+        let _ = ctx;
+    }
+    /// A full ACK acknowledged new data; `ack` is the first unacknowledged sequence number.
+    fn on_ack(&mut self, ctx: &mut CcContext<'_>, ack: SeqNo) {
+        let _ = (ctx, ack);
+    }
+    /// A NAK reported `losses` (ascending ranges, as the peer sent them).
+    fn on_loss(&mut self, ctx: &mut CcContext<'_>, losses: &[SeqRange]) {
+        let _ = (ctx, losses);
+    }
+    /// The retransmission timer expired with data outstanding.
+    fn on_timeout(&mut self, ctx: &mut CcContext<'_>) {
+        let _ = ctx;
+    }
+    /// A data packet is about to be sent.
+    fn on_packet_sent(&mut self, ctx: &mut CcContext<'_>, pkt: &PacketInfo) {
+        let _ = (ctx, pkt);
+    }
+    /// A data packet arrived (before any validity check).
+    fn on_packet_received(&mut self, ctx: &mut CcContext<'_>, pkt: &PacketInfo) {
+        let _ = (ctx, pkt);
+    }
+    /// A custom control message (type 0x7FFF) arrived from the peer.
+    fn on_custom_message(&mut self, ctx: &mut CcContext<'_>, msg: &UserDefined<'_>) {
+        let _ = (ctx, msg);
+    }
+}
+
+/// Makes one [`CongestionControl`] per connection.
+pub trait CongestionControlFactory: Send + Sync {
+    /// Name of the algorithm (for statistics and logs).
+    fn name(&self) -> &str;
+    /// A fresh instance for a new connection.
+    fn build(&self) -> Box<dyn CongestionControl>;
+}
+
+/// A factory from a name and a closure.
+pub struct FnFactory<F> {
+    name: String,
+    make: F,
+}
+
+impl<F> FnFactory<F>
+where
+    F: Fn() -> Box<dyn CongestionControl> + Send + Sync,
+{
+    /// A factory called `name` that builds instances with `make`.
+    pub fn new(name: impl Into<String>, make: F) -> Self {
+        FnFactory {
+            name: name.into(),
+            make,
+        }
+    }
+}
+
+impl<F> CongestionControlFactory for FnFactory<F>
+where
+    F: Fn() -> Box<dyn CongestionControl> + Send + Sync,
+{
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn build(&self) -> Box<dyn CongestionControl> {
+        (self.make)()
+    }
+}
+
+impl fmt::Debug for dyn CongestionControlFactory {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "CongestionControlFactory({})", self.name())
+    }
+}
+
+/// A shared factory, as stored in configurations.
+pub type SharedFactory = Arc<dyn CongestionControlFactory>;

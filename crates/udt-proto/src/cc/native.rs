@@ -1,0 +1,452 @@
+//! UDT's native congestion control: DAIMD rate control with packet-pair bandwidth estimation
+//! and randomised de-synchronised decrease (paper 000 §3, spec §12).
+//!
+//! [`NativeVariant::Udt4`] is the algorithm exactly as UDT4 4.11 runs it, quirks included, so
+//! that our flows compete with 4.11 flows on equal terms. [`NativeVariant::Paper`] changes the
+//! two points where the papers describe something else: the minimum increase is `1/MSS`
+//! packets per SYN instead of 0.01, and sending freezes for one SYN after each congestion
+//! event. [`NativeConfig::noisy_link`] enables the papers' noisy-link rule (paper 000 §3.3.2):
+//! the first loss of a congestion event does not decrease the rate.
+
+use super::glibc_rand::{rand_after_srand, RAND_MAX};
+use super::{CcContext, CongestionControl};
+use crate::seq::{SeqNo, SeqRange};
+use crate::time::{Instant, SYN_US};
+
+/// β of the increase formula (spec §12.2): packets per SYN per bit/s of spare bandwidth,
+/// scaled by the MSS.
+const BETA: f64 = 1.5e-6;
+/// Minimum increase of 4.11, packets per SYN (1 packet per second).
+const MIN_INC_UDT4: f64 = 0.01;
+/// Multiplicative period increase at a decrease: rate × 8/9.
+const DECREASE: f64 = 1.125;
+/// Most decreases in one congestion epoch (the first plus four random ones).
+const MAX_DECREASES_PER_EPOCH: u32 = 5;
+/// Additive part of the window after slow start, packets.
+const CWND_HEADROOM_PKTS: f64 = 16.0;
+
+/// Which description of the algorithm to follow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum NativeVariant {
+    /// UDT4 4.11 exactly (spec §12).
+    #[default]
+    Udt4,
+    /// The papers: minimum increase `1/MSS`, sending frozen for one SYN after a congestion
+    /// event.
+    Paper,
+}
+
+/// Configuration of [`NativeCc`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct NativeConfig {
+    /// Which description to follow.
+    pub variant: NativeVariant,
+    /// Ignore the first loss of each congestion event (for links with non-congestion loss).
+    pub noisy_link: bool,
+}
+
+/// The native DAIMD algorithm.
+#[derive(Clone, Debug)]
+pub struct NativeCc {
+    config: NativeConfig,
+    /// Rate-control interval, µs.
+    rc_interval_us: u64,
+    last_rc_time: Instant,
+    slow_start: bool,
+    /// Last ACK counted by slow start.
+    last_ack: SeqNo,
+    /// A NAK arrived since the last rate-control event: skip one increase.
+    loss: bool,
+    /// Largest sequence sent when the rate was last decreased.
+    last_dec_seq: SeqNo,
+    /// Period before the last decrease, µs.
+    last_dec_period_us: f64,
+    /// Smoothed number of NAKs per congestion epoch.
+    avg_nak_num: i64,
+    /// NAKs in the current epoch.
+    nak_count: i64,
+    /// Decreases in the current epoch.
+    dec_count: u32,
+    /// Random divisor: an extra decrease every `dec_random` NAKs.
+    dec_random: i64,
+}
+
+impl NativeCc {
+    /// A new instance; state is set up in [`CongestionControl::init`].
+    pub fn new(config: NativeConfig) -> Self {
+        NativeCc {
+            config,
+            rc_interval_us: SYN_US,
+            last_rc_time: Instant::ZERO,
+            slow_start: true,
+            last_ack: SeqNo::default(),
+            loss: false,
+            last_dec_seq: SeqNo::default(),
+            last_dec_period_us: 1.0,
+            avg_nak_num: 0,
+            nak_count: 0,
+            dec_count: 0,
+            dec_random: 1,
+        }
+    }
+
+    /// True while the algorithm is in slow start.
+    pub fn in_slow_start(&self) -> bool {
+        self.slow_start
+    }
+
+    fn min_inc(&self, mss: f64) -> f64 {
+        match self.config.variant {
+            NativeVariant::Udt4 => MIN_INC_UDT4,
+            NativeVariant::Paper => 1.0 / mss,
+        }
+    }
+
+    /// Leaves slow start at the receiver's delivery rate.
+    fn exit_slow_start(&mut self, ctx: &mut CcContext<'_>) {
+        self.slow_start = false;
+        let rate = ctx.rcv_rate_pps();
+        let period = if rate > 0 {
+            1e6 / f64::from(rate)
+        } else {
+            // Unreachable with UDT's inputs (the rate starts at 16 and only takes positive
+            // samples); 4.11 has an inverted formula here, we use the intended one.
+            (f64::from(ctx.rtt_us()) + self.rc_interval_us as f64) / ctx.cwnd_pkts().max(1.0)
+        };
+        ctx.set_pkt_snd_period_us(period);
+    }
+
+    fn decrease(&self, ctx: &mut CcContext<'_>) {
+        let p = ctx.pkt_snd_period_us();
+        ctx.set_pkt_snd_period_us((p * DECREASE).ceil());
+    }
+}
+
+impl Default for NativeCc {
+    fn default() -> Self {
+        NativeCc::new(NativeConfig::default())
+    }
+}
+
+impl CongestionControl for NativeCc {
+    fn init(&mut self, ctx: &mut CcContext<'_>) {
+        self.rc_interval_us = SYN_US;
+        self.last_rc_time = ctx.now();
+        ctx.set_ack_timer_us(SYN_US);
+        self.slow_start = true;
+        self.last_ack = ctx.snd_curr_seq();
+        self.loss = false;
+        self.last_dec_seq = self.last_ack.prev();
+        self.last_dec_period_us = 1.0;
+        self.avg_nak_num = 0;
+        self.nak_count = 0;
+        self.dec_random = 1;
+        ctx.set_cwnd_pkts(16.0);
+        ctx.set_pkt_snd_period_us(1.0);
+    }
+
+    fn on_ack(&mut self, ctx: &mut CcContext<'_>, ack: SeqNo) {
+        let now = ctx.now();
+        if now.micros_since(self.last_rc_time) < self.rc_interval_us {
+            return;
+        }
+        self.last_rc_time = now;
+        let rtt_plus_rc = f64::from(ctx.rtt_us()) + self.rc_interval_us as f64;
+
+        if self.slow_start {
+            // 4.11 adds the inclusive length, i.e. one more than the packets newly acked.
+            let grown = ctx.cwnd_pkts() + f64::from(self.last_ack.range_len(ack));
+            ctx.set_cwnd_pkts(grown);
+            self.last_ack = ack;
+            if grown > ctx.max_cwnd() {
+                self.exit_slow_start(ctx);
+            }
+        } else {
+            let w = f64::from(ctx.rcv_rate_pps()) / 1e6 * rtt_plus_rc + CWND_HEADROOM_PKTS;
+            ctx.set_cwnd_pkts(w);
+        }
+        if self.slow_start {
+            return;
+        }
+        if self.loss {
+            self.loss = false;
+            return;
+        }
+
+        let mss = f64::from(ctx.mss().max(1));
+        let period = ctx.pkt_snd_period_us().max(f64::MIN_POSITIVE);
+        let bandwidth = i64::from(ctx.bandwidth_pps());
+        // Spare capacity, packets per second: estimated capacity minus the current rate.
+        let mut spare = (bandwidth as f64 - 1e6 / period) as i64;
+        if period > self.last_dec_period_us && bandwidth / 9 < spare {
+            spare = bandwidth / 9;
+        }
+        let min_inc = self.min_inc(mss);
+        let inc = if spare <= 0 {
+            min_inc
+        } else {
+            // Packets per SYN: 10^ceil(log10(spare bits/s)) · β / MSS.
+            let bits = spare as f64 * mss * 8.0;
+            (10f64.powf(bits.log10().ceil()) * BETA / mss).max(min_inc)
+        };
+        let rc = self.rc_interval_us as f64;
+        ctx.set_pkt_snd_period_us(period * rc / (period * inc + rc));
+    }
+
+    fn on_loss(&mut self, ctx: &mut CcContext<'_>, losses: &[SeqRange]) {
+        if self.slow_start {
+            self.exit_slow_start(ctx);
+            return;
+        }
+        self.loss = true;
+        let Some(first) = losses.first() else {
+            return;
+        };
+        if first.first.is_after(self.last_dec_seq) {
+            // A loss beyond the last decrease point starts a new congestion epoch.
+            self.last_dec_period_us = ctx.pkt_snd_period_us();
+            if !self.config.noisy_link {
+                self.decrease(ctx);
+            }
+            self.avg_nak_num =
+                (self.avg_nak_num as f64 * 0.875 + self.nak_count as f64 * 0.125).ceil() as i64;
+            self.nak_count = 1;
+            self.dec_count = 1;
+            self.last_dec_seq = ctx.snd_curr_seq();
+            let r = f64::from(rand_after_srand(self.last_dec_seq.get())) / f64::from(RAND_MAX);
+            self.dec_random = ((self.avg_nak_num as f64 * r).ceil() as i64).max(1);
+            if self.config.variant == NativeVariant::Paper {
+                ctx.pause_sending_until(ctx.now().plus_micros(SYN_US));
+            }
+        } else {
+            // 4.11 evaluates `DecCount++ < 5 && ++NAKCount % DecRandom == 0`: the epoch's
+            // decrease count always advances, the NAK count only while under the limit.
+            let under_limit = self.dec_count < MAX_DECREASES_PER_EPOCH;
+            self.dec_count = self.dec_count.saturating_add(1);
+            if under_limit {
+                self.nak_count += 1;
+                if self.nak_count % self.dec_random == 0 {
+                    self.decrease(ctx);
+                    self.last_dec_seq = ctx.snd_curr_seq();
+                }
+            }
+        }
+    }
+
+    fn on_timeout(&mut self, ctx: &mut CcContext<'_>) {
+        if self.slow_start {
+            self.exit_slow_start(ctx);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::{CcControls, CcInputs};
+
+    struct Harness {
+        cc: NativeCc,
+        inputs: CcInputs,
+        controls: CcControls,
+    }
+
+    impl Harness {
+        fn new(config: NativeConfig) -> Self {
+            let inputs = CcInputs {
+                now: Instant::from_micros(1_000_000),
+                mss: 1500,
+                max_cwnd_pkts: 8192.0,
+                snd_curr_seq: SeqNo::new(999).unwrap(),
+                rcv_rate_pps: 16,
+                rtt_us: 100_000,
+                rtt_var_us: 50_000,
+                bandwidth_pps: 1,
+            };
+            let mut h = Harness {
+                cc: NativeCc::new(config),
+                inputs,
+                controls: CcControls::default(),
+            };
+            h.with(|cc, ctx| cc.init(ctx));
+            h
+        }
+        fn with<R>(&mut self, f: impl FnOnce(&mut NativeCc, &mut CcContext<'_>) -> R) -> R {
+            let mut ctx = CcContext::new(&self.inputs, &mut self.controls);
+            f(&mut self.cc, &mut ctx)
+        }
+        fn advance(&mut self, us: u64) {
+            self.inputs.now = self.inputs.now.plus_micros(us);
+        }
+        fn ack(&mut self, ack: u32) {
+            self.with(|cc, ctx| cc.on_ack(ctx, SeqNo::new(ack).unwrap()));
+        }
+        fn nak(&mut self, first: u32) {
+            let r = [SeqRange::single(SeqNo::new(first).unwrap())];
+            self.with(|cc, ctx| cc.on_loss(ctx, &r));
+        }
+    }
+
+    #[test]
+    fn init_matches_4_11() {
+        let h = Harness::new(NativeConfig::default());
+        assert_eq!(h.controls.cwnd_pkts, 16.0);
+        assert_eq!(h.controls.pkt_snd_period_us, 1.0);
+        assert_eq!(h.controls.ack_period_us, Some(SYN_US));
+        assert!(h.cc.in_slow_start());
+        assert_eq!(h.cc.last_dec_seq.get(), 998);
+    }
+
+    #[test]
+    fn slow_start_grows_by_inclusive_length_at_most_once_per_syn() {
+        let mut h = Harness::new(NativeConfig::default());
+        h.advance(SYN_US);
+        h.ack(1015); // from last_ack 999: len(999, 1015) = 17
+        assert_eq!(h.controls.cwnd_pkts, 33.0);
+        h.advance(SYN_US / 2);
+        h.ack(1100);
+        assert_eq!(
+            h.controls.cwnd_pkts, 33.0,
+            "second ACK within one SYN is ignored"
+        );
+    }
+
+    #[test]
+    fn slow_start_ends_above_flow_window_at_receive_rate() {
+        let mut h = Harness::new(NativeConfig::default());
+        h.inputs.max_cwnd_pkts = 100.0;
+        h.inputs.rcv_rate_pps = 50_000;
+        h.advance(SYN_US);
+        h.ack(1200);
+        assert!(!h.cc.in_slow_start());
+        // 4.11 goes on to the increase step in the same call: spare capacity is negative
+        // (estimate 1 pkt/s), so the minimum increase 0.01 applies to P = 10^6/50 000 = 20.
+        let expected = 20.0 * 10_000.0 / (20.0 * 0.01 + 10_000.0);
+        assert!((h.controls.pkt_snd_period_us - expected).abs() < 1e-9);
+    }
+
+    #[test]
+    fn first_nak_leaves_slow_start_without_decrease() {
+        let mut h = Harness::new(NativeConfig::default());
+        h.inputs.rcv_rate_pps = 10_000;
+        h.nak(1005);
+        assert!(!h.cc.in_slow_start());
+        assert_eq!(h.controls.pkt_snd_period_us, 100.0);
+        assert!(
+            !h.cc.loss,
+            "the slow-start exit path returns before setting Loss"
+        );
+    }
+
+    #[test]
+    fn increase_follows_spare_bandwidth_table() {
+        let mut h = Harness::new(NativeConfig::default());
+        h.inputs.rcv_rate_pps = 10_000;
+        h.nak(1000); // leave slow start: period 100 µs (10 000 pkt/s)
+                     // Capacity 100 000 pkt/s: spare 90 000 pkt/s, but the period is above the one before
+                     // the last decrease (1 µs), so spare is capped at capacity/9 = 11 111 pkt/s
+                     // = 133 Mb/s → 10^9 · 1.5e-6 / 1500 = 1 packet per SYN.
+        h.inputs.bandwidth_pps = 100_000;
+        h.advance(SYN_US);
+        h.ack(1100);
+        let p = h.controls.pkt_snd_period_us;
+        // P' = P·SYN/(P·inc + SYN) with inc = 1.
+        assert!((p - 100.0 * 10_000.0 / 10_100.0).abs() < 1e-9, "period {p}");
+        // Below 10 Mb/s of spare capacity the increase is the minimum, 0.01.
+        h.inputs.bandwidth_pps = 10_500;
+        h.advance(SYN_US);
+        h.ack(1200);
+        let p2 = h.controls.pkt_snd_period_us;
+        assert!(
+            (p2 - p * 10_000.0 / (p * 0.01 + 10_000.0)).abs() < 1e-9,
+            "period {p2}"
+        );
+    }
+
+    #[test]
+    fn loss_flag_skips_one_increase() {
+        let mut h = Harness::new(NativeConfig::default());
+        h.inputs.rcv_rate_pps = 10_000;
+        h.nak(1000);
+        h.inputs.snd_curr_seq = SeqNo::new(5000).unwrap();
+        h.nak(4000); // new congestion epoch: decrease
+        assert_eq!(h.controls.pkt_snd_period_us, (100.0f64 * 1.125).ceil());
+        let p = h.controls.pkt_snd_period_us;
+        h.inputs.bandwidth_pps = 100_000;
+        h.advance(SYN_US);
+        h.ack(4000);
+        assert_eq!(
+            h.controls.pkt_snd_period_us, p,
+            "no increase right after a loss"
+        );
+        h.advance(SYN_US);
+        h.ack(4100);
+        assert!(h.controls.pkt_snd_period_us < p);
+    }
+
+    #[test]
+    fn decreases_per_epoch_are_bounded() {
+        let mut h = Harness::new(NativeConfig::default());
+        h.inputs.rcv_rate_pps = 10_000;
+        h.nak(1000);
+        h.inputs.snd_curr_seq = SeqNo::new(5000).unwrap();
+        h.nak(4000);
+        // dec_random is ceil(avg_nak_num · r) with avg 0 → 1: every further NAK decreases,
+        // but at most 4 more times in this epoch.
+        assert_eq!(h.cc.dec_random, 1);
+        let mut p = h.controls.pkt_snd_period_us;
+        let mut decreases = 0;
+        for i in 0..20 {
+            h.nak(3000 + i);
+            if h.controls.pkt_snd_period_us > p {
+                decreases += 1;
+            }
+            p = h.controls.pkt_snd_period_us;
+        }
+        assert_eq!(decreases, 4);
+    }
+
+    #[test]
+    fn noisy_link_ignores_first_loss_of_event() {
+        let mut h = Harness::new(NativeConfig {
+            noisy_link: true,
+            ..Default::default()
+        });
+        h.inputs.rcv_rate_pps = 10_000;
+        h.nak(1000);
+        h.inputs.snd_curr_seq = SeqNo::new(5000).unwrap();
+        h.nak(4000);
+        assert_eq!(h.controls.pkt_snd_period_us, 100.0);
+        h.nak(4001);
+        assert!(
+            h.controls.pkt_snd_period_us > 100.0,
+            "a second loss in the event decreases"
+        );
+    }
+
+    #[test]
+    fn paper_variant_freezes_and_uses_smaller_min_increase() {
+        let mut h = Harness::new(NativeConfig {
+            variant: NativeVariant::Paper,
+            ..Default::default()
+        });
+        h.inputs.rcv_rate_pps = 10_000;
+        h.nak(1000);
+        h.inputs.snd_curr_seq = SeqNo::new(5000).unwrap();
+        h.nak(4000);
+        assert_eq!(
+            h.controls.pause_until,
+            Some(h.inputs.now.plus_micros(SYN_US))
+        );
+        assert!((h.cc.min_inc(1500.0) - 1.0 / 1500.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn timeout_leaves_slow_start() {
+        let mut h = Harness::new(NativeConfig::default());
+        h.inputs.rcv_rate_pps = 1000;
+        h.with(|cc, ctx| cc.on_timeout(ctx));
+        assert!(!h.cc.in_slow_start());
+        assert_eq!(h.controls.pkt_snd_period_us, 1000.0);
+    }
+}

@@ -1,0 +1,141 @@
+//! Configuration of connections and endpoints (the socket options of UDT4 that concern the
+//! protocol, spec §14.3).
+
+use core::time::Duration;
+
+use crate::cc::{self, SharedFactory};
+use crate::wire::SocketType;
+
+/// Smallest MSS UDT allows, bytes: IP+UDP headers (28) plus a handshake (48).
+pub const MIN_MSS: u32 = 76;
+/// Largest MSS we accept, bytes (the largest UDP datagram plus IP and UDP headers).
+pub const MAX_MSS: u32 = 65_535;
+/// IP and UDP header bytes that the MSS counts (4.11 uses 28 for IPv6 too).
+pub const IP_UDP_HEADER_LEN: u32 = 28;
+/// Smallest flow window, packets (4.11 raises smaller `UDT_FC` values to 32).
+pub const MIN_FLOW_WINDOW: u32 = 32;
+/// Largest flow window or buffer we accept, packets (keeps memory bounded whatever a peer or
+/// an option asks for).
+pub const MAX_WINDOW_PKTS: u32 = 1 << 20;
+
+/// Whether a connection carries a byte stream or messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum SocketKind {
+    /// `SOCK_STREAM`: a reliable byte stream.
+    #[default]
+    Stream,
+    /// `SOCK_DGRAM`: messages with optional TTL and out-of-order delivery.
+    Message,
+}
+
+impl SocketKind {
+    /// The handshake code of this kind.
+    pub fn wire(self) -> SocketType {
+        match self {
+            SocketKind::Stream => SocketType::STREAM,
+            SocketKind::Message => SocketType::DGRAM,
+        }
+    }
+}
+
+/// Options of one connection. Accepted connections inherit the listener's.
+#[derive(Clone)]
+pub struct ConnectionConfig {
+    /// Stream or message socket.
+    pub kind: SocketKind,
+    /// Maximum segment size, bytes, including 28 bytes of IP and UDP headers (`UDT_MSS`,
+    /// default 1500). Negotiated down to the peer's value in client/server mode.
+    pub mss: u32,
+    /// Largest flow window, packets (`UDT_FC`, default 25 600).
+    pub flight_flag_size: u32,
+    /// Send buffer, packets (`UDT_SNDBUF` / payload size; default 25 600 ≈ 37 MB).
+    pub send_buffer_pkts: u32,
+    /// Receive buffer, packets (`UDT_RCVBUF`; default 25 600 ≈ 37 MB). With 4.11's default of
+    /// 8192 packets a single flow cannot fill 1 Gb/s at 100 ms RTT, so ours is larger.
+    pub recv_buffer_pkts: u32,
+    /// Keep sending queued data for up to this long after `close` (`UDT_LINGER`, default
+    /// 180 s); `None` closes at once.
+    pub linger: Option<Duration>,
+    /// Largest sending rate, bytes per second (`UDT_MAXBW`; `None` = unlimited).
+    pub max_bandwidth: Option<u64>,
+    /// Congestion control factory (`UDT_CC`; default: native UDT).
+    pub congestion_control: SharedFactory,
+    /// Give up connecting after this long (4.11: 3 s regular, 30 s rendezvous).
+    pub connect_timeout: Duration,
+    /// Rendezvous mode (`UDT_RENDEZVOUS`).
+    pub rendezvous: bool,
+}
+
+impl Default for ConnectionConfig {
+    fn default() -> Self {
+        ConnectionConfig {
+            kind: SocketKind::Stream,
+            mss: 1500,
+            flight_flag_size: 25_600,
+            send_buffer_pkts: 25_600,
+            recv_buffer_pkts: 25_600,
+            linger: Some(Duration::from_secs(180)),
+            max_bandwidth: None,
+            congestion_control: cc::by_name("udt").expect("native algorithm is registered"),
+            connect_timeout: Duration::from_secs(3),
+            rendezvous: false,
+        }
+    }
+}
+
+impl core::fmt::Debug for ConnectionConfig {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("ConnectionConfig")
+            .field("kind", &self.kind)
+            .field("mss", &self.mss)
+            .field("flight_flag_size", &self.flight_flag_size)
+            .field("send_buffer_pkts", &self.send_buffer_pkts)
+            .field("recv_buffer_pkts", &self.recv_buffer_pkts)
+            .field("linger", &self.linger)
+            .field("max_bandwidth", &self.max_bandwidth)
+            .field("congestion_control", &self.congestion_control.name())
+            .field("connect_timeout", &self.connect_timeout)
+            .field("rendezvous", &self.rendezvous)
+            .finish()
+    }
+}
+
+impl ConnectionConfig {
+    /// Checks the values, returning a description of the first invalid one.
+    pub fn validate(&self) -> Result<(), &'static str> {
+        if !(MIN_MSS..=MAX_MSS).contains(&self.mss) {
+            return Err("MSS must be between 76 and 65535 bytes");
+        }
+        if self.flight_flag_size == 0 || self.flight_flag_size > MAX_WINDOW_PKTS {
+            return Err("flight flag size must be between 1 and 2^20 packets");
+        }
+        if self.send_buffer_pkts == 0 || self.send_buffer_pkts > MAX_WINDOW_PKTS {
+            return Err("send buffer must be between 1 and 2^20 packets");
+        }
+        if self.recv_buffer_pkts == 0 || self.recv_buffer_pkts > MAX_WINDOW_PKTS {
+            return Err("receive buffer must be between 1 and 2^20 packets");
+        }
+        if self.max_bandwidth == Some(0) {
+            return Err("maximum bandwidth must be positive");
+        }
+        Ok(())
+    }
+
+    /// The flow window this side advertises: `min(receive buffer, flight flag size)`, at least
+    /// 32 packets, as 4.11 computes it.
+    pub fn advertised_flow_window(&self) -> u32 {
+        self.recv_buffer_pkts
+            .min(self.flight_flag_size.max(MIN_FLOW_WINDOW))
+            .max(MIN_FLOW_WINDOW)
+    }
+
+    /// The receive buffer actually used, packets (at least 32, as in 4.11).
+    pub fn effective_recv_buffer_pkts(&self) -> u32 {
+        self.recv_buffer_pkts.max(MIN_FLOW_WINDOW)
+    }
+}
+
+/// Data payload per packet for an MSS, bytes (`MSS − 44`).
+pub const fn payload_size(mss: u32) -> usize {
+    (mss - IP_UDP_HEADER_LEN - crate::wire::HEADER_LEN as u32) as usize
+}

@@ -1,0 +1,769 @@
+//! One UDT connection as a sans-IO state machine.
+//!
+//! A [`Connection`] is fed parsed packets ([`Connection::handle_packet`]) and the passing of
+//! time ([`Connection::handle_timeout`]); it produces datagrams on demand
+//! ([`Connection::poll_transmit`]) and says when it next needs attention
+//! ([`Connection::poll_timeout`]). The application side is a small socket-like API: stream
+//! [`send`](Connection::send)/[`recv`](Connection::recv), message
+//! [`send_msg`](Connection::send_msg)/[`recv_msg`](Connection::recv_msg),
+//! [`close`](Connection::close) and [`events`](Connection::poll_event).
+//!
+//! The code is split by the spec's chapters: [`handshake`] (§5), [`sender`] (§10), [`receiver`]
+//! (§8.2, §9) and [`timers`] (§8.6, EXP). Connections normally live inside an
+//! [`Endpoint`](crate::endpoint::Endpoint), which demultiplexes datagrams to them.
+
+mod event;
+mod handshake;
+mod receiver;
+mod sender;
+mod timers;
+
+use core::net::{IpAddr, SocketAddr};
+use std::collections::VecDeque;
+
+pub use event::{CloseReason, ConnectError, ConnectionState, Event};
+
+use crate::buffer::{MsgRead, RecvBuffer, SendBuffer, SendBufferError};
+use crate::cc::{CcContext, CcControls, CcInputs, CongestionControl, CustomMessage};
+use crate::config::{payload_size, ConnectionConfig, SocketKind};
+use crate::error::Error;
+use crate::estimate::{AckHistory, ReceiveRateEstimator, RttEstimator};
+use crate::loss_list::{ReceiverLossList, SenderLossList};
+use crate::seq::{AckNo, SeqNo, SeqRange};
+use crate::stats::{InstantStats, PerfStats, Stats};
+use crate::time::{Instant, SYN_US};
+use crate::wire::{
+    Ack, Control, ControlPacket, DropRequest, Handshake, LossReport, Packet, SocketId,
+};
+
+use handshake::Connecting;
+
+/// Most control packets queued for sending; beyond this they are dropped (and counted), so a
+/// flood of packets that each call for a reply cannot grow memory while the driver is slow.
+const MAX_QUEUED_CONTROL: usize = 4096;
+/// Upper bound on the pacing debt, µs: after a long stall the sender catches up at most this
+/// much instead of bursting.
+const MAX_TIME_DEBT_US: f64 = 5_000.0;
+
+/// A control packet waiting to be sent.
+#[derive(Debug, Clone)]
+enum Outgoing {
+    /// A handshake, with its destination socket ID (0 for requests).
+    Handshake(Handshake, SocketId),
+    KeepAlive,
+    Ack(Ack),
+    LightAck(SeqNo),
+    Nak(SeqRange),
+    Ack2(AckNo),
+    Shutdown,
+    Drop(DropRequest),
+    PeerError(u32),
+    Custom(CustomMessage),
+}
+
+/// Internal lifecycle state.
+#[derive(Debug)]
+enum State {
+    Connecting(Box<Connecting>),
+    Connected,
+    /// Closed by the application; queued data is still being delivered until `deadline`.
+    Closing {
+        deadline: Instant,
+    },
+    /// Ended by the peer or by silence; unread data stays readable.
+    Broken(CloseReason),
+    /// Finished.
+    Closed,
+}
+
+/// One UDT connection.
+pub struct Connection {
+    config: ConnectionConfig,
+    local_id: SocketId,
+    peer_id: SocketId,
+    peer_addr: SocketAddr,
+    state: State,
+    /// When the socket was opened; data packet timestamps count from here.
+    opened_at: Instant,
+    /// Our initial sequence number for sending.
+    isn: SeqNo,
+    mss: u32,
+    payload_size: usize,
+    /// Our address as the peer reported it in the handshake.
+    addr_seen_by_peer: Option<IpAddr>,
+    /// The handshake we answered with (server side), re-sent to repeated requests.
+    response: Option<Handshake>,
+
+    // Sender (spec §10).
+    sndbuf: SendBuffer,
+    snd_loss: SenderLossList,
+    /// Last ACK number received (4.11 `SndLastAck`; may run ahead of the buffer's
+    /// acknowledged point through light ACKs).
+    snd_last_ack: SeqNo,
+    /// Flow window granted by the receiver, packets.
+    flow_window: u32,
+    /// Ideal time of the next data packet, µs (fractional, so that periods below a microsecond
+    /// or not whole microseconds keep their average rate).
+    next_send_us: f64,
+    /// How far behind schedule the sender is, µs (4.11 `TimeDebt`).
+    time_debt_us: f64,
+    /// Receiver's arrival rate, smoothed, packets per second.
+    delivery_rate_pps: u32,
+    /// Link capacity, smoothed, packets per second.
+    bandwidth_pps: u32,
+    /// The peer signalled an error; the next send fails once.
+    peer_error: bool,
+    /// The application found the send buffer full; signal `Writable` when space appears.
+    send_blocked: bool,
+
+    // Receiver (spec §8.2, §9).
+    rcvbuf: RecvBuffer,
+    rcv_loss: ReceiverLossList,
+    /// Largest sequence number received (4.11 `RcvCurrSeqNo`).
+    rcv_curr_seq: SeqNo,
+    /// ACK number of the last full ACK (4.11 `RcvLastAck`).
+    rcv_last_ack: SeqNo,
+    /// Largest ACK number confirmed by ACK2 (4.11 `RcvLastAckAck`).
+    rcv_last_ack_ack: SeqNo,
+    ack_no: AckNo,
+    next_ack_time: Instant,
+    /// Data packets since the last full ACK.
+    pkt_count: u32,
+    light_ack_count: u32,
+    /// Time of the last 6-word ACK.
+    last_rates_ack_time: Option<Instant>,
+    ack_history: AckHistory,
+    rate_estimator: ReceiveRateEstimator,
+    readable_signalled: bool,
+
+    // Shared.
+    rtt: RttEstimator,
+    exp_count: u32,
+    last_rsp_time: Instant,
+    cc: Box<dyn CongestionControl>,
+    cc_ctl: CcControls,
+    stats: Stats,
+    out: VecDeque<Outgoing>,
+    events: VecDeque<Event>,
+    shutdown_received: bool,
+    /// Why the connection was finished, once it is.
+    closed_with: Option<CloseReason>,
+    /// The application has called `close`; the endpoint may free the connection once it is
+    /// closed and its last packets are out.
+    released: bool,
+    /// Deadline under which the endpoint's timer heap holds this connection.
+    pub(crate) scheduled: Option<Instant>,
+}
+
+impl core::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Connection")
+            .field("local_id", &self.local_id)
+            .field("peer_id", &self.peer_id)
+            .field("peer_addr", &self.peer_addr)
+            .field("state", &self.state)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Connection {
+    fn blank(
+        now: Instant,
+        config: ConnectionConfig,
+        local_id: SocketId,
+        peer_addr: SocketAddr,
+        state: State,
+    ) -> Self {
+        let mss = config.mss;
+        let cc = config.congestion_control.build();
+        Connection {
+            local_id,
+            peer_id: SocketId::REQUEST,
+            peer_addr,
+            state,
+            opened_at: now,
+            isn: SeqNo::default(),
+            mss,
+            payload_size: payload_size(mss),
+            addr_seen_by_peer: None,
+            response: None,
+            sndbuf: SendBuffer::new(1, payload_size(mss), SeqNo::default()),
+            snd_loss: SenderLossList::new(),
+            snd_last_ack: SeqNo::default(),
+            flow_window: 0,
+            next_send_us: now.as_micros() as f64,
+            time_debt_us: 0.0,
+            delivery_rate_pps: 16,
+            bandwidth_pps: 1,
+            peer_error: false,
+            send_blocked: false,
+            rcvbuf: RecvBuffer::new(2, SeqNo::default()),
+            rcv_loss: ReceiverLossList::new(),
+            rcv_curr_seq: SeqNo::default(),
+            rcv_last_ack: SeqNo::default(),
+            rcv_last_ack_ack: SeqNo::default(),
+            ack_no: AckNo::default(),
+            next_ack_time: now,
+            pkt_count: 0,
+            light_ack_count: 1,
+            last_rates_ack_time: None,
+            ack_history: AckHistory::default(),
+            rate_estimator: ReceiveRateEstimator::default(),
+            readable_signalled: false,
+            rtt: RttEstimator::default(),
+            exp_count: 1,
+            last_rsp_time: now,
+            cc,
+            cc_ctl: CcControls::default(),
+            stats: Stats::new(now),
+            out: VecDeque::new(),
+            events: VecDeque::new(),
+            shutdown_received: false,
+            closed_with: None,
+            released: false,
+            scheduled: None,
+            config,
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Identity and state.
+
+    /// Our socket ID.
+    pub fn local_id(&self) -> SocketId {
+        self.local_id
+    }
+
+    /// The peer's socket ID (0 until the handshake tells it).
+    pub fn peer_id(&self) -> SocketId {
+        self.peer_id
+    }
+
+    /// The peer's UDP address.
+    pub fn peer_addr(&self) -> SocketAddr {
+        self.peer_addr
+    }
+
+    /// Our IP address as the peer saw it (from its handshake), once connected.
+    pub fn addr_seen_by_peer(&self) -> Option<IpAddr> {
+        self.addr_seen_by_peer
+    }
+
+    /// Stream or message socket.
+    pub fn kind(&self) -> SocketKind {
+        self.config.kind
+    }
+
+    /// The configuration the connection runs with.
+    pub fn config(&self) -> &ConnectionConfig {
+        &self.config
+    }
+
+    /// Negotiated MSS, bytes (including IP and UDP headers).
+    pub fn mss(&self) -> u32 {
+        self.mss
+    }
+
+    /// Payload bytes per full data packet (`MSS − 44`).
+    pub fn payload_size(&self) -> usize {
+        self.payload_size
+    }
+
+    /// Coarse state, as UDT4 reports it.
+    pub fn state(&self) -> ConnectionState {
+        match self.state {
+            State::Connecting(_) => ConnectionState::Connecting,
+            State::Connected => ConnectionState::Connected,
+            State::Closing { .. } => ConnectionState::Closing,
+            State::Broken(_) => ConnectionState::Broken,
+            State::Closed => ConnectionState::Closed,
+        }
+    }
+
+    /// Why the connection ended, once it has (`None` while connecting or connected).
+    pub fn close_reason(&self) -> Option<CloseReason> {
+        match self.state {
+            State::Broken(r) => Some(r),
+            _ => self.closed_with,
+        }
+    }
+
+    /// Tells the peer that this side failed (UDT4 sends code 4000 when writing a received file
+    /// fails); the peer's next send reports [`Error::PeerError`].
+    pub fn signal_peer_error(&mut self, code: u32) {
+        if self.is_connected() {
+            self.queue(Outgoing::PeerError(code));
+        }
+    }
+
+    /// True once established and until closed or broken.
+    pub fn is_connected(&self) -> bool {
+        matches!(self.state, State::Connected | State::Closing { .. })
+    }
+
+    /// True when the endpoint can forget this connection: the application released it, it is
+    /// finished, and its last packets (Shutdown) are out.
+    pub(crate) fn is_reclaimable(&self) -> bool {
+        self.released && matches!(self.state, State::Closed) && self.out.is_empty()
+    }
+
+    /// True while a handshake is in progress.
+    pub(crate) fn is_connecting(&self) -> bool {
+        matches!(self.state, State::Connecting(_))
+    }
+
+    /// True for a live connection that accepts packets from `addr` (the peer's exact address).
+    pub(crate) fn accepts_from(&self, addr: SocketAddr) -> bool {
+        addr == self.peer_addr && !matches!(self.state, State::Closed)
+    }
+
+    /// The next event, if any.
+    pub fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Application: sending.
+
+    fn check_can_send(&mut self, kind: SocketKind) -> Result<(), Error> {
+        if self.config.kind != kind {
+            return Err(Error::WrongSocketKind);
+        }
+        match self.state {
+            State::Connected => {}
+            State::Connecting(_) => return Err(Error::NotConnected),
+            State::Closing { .. } | State::Broken(_) | State::Closed => {
+                return Err(Error::ConnectionLost)
+            }
+        }
+        if self.peer_error {
+            self.peer_error = false;
+            return Err(Error::PeerError);
+        }
+        Ok(())
+    }
+
+    /// Queues stream bytes; returns how many were accepted (at least one, or `WouldBlock`).
+    pub fn send(&mut self, now: Instant, data: &[u8]) -> Result<usize, Error> {
+        self.check_can_send(SocketKind::Stream)?;
+        if data.is_empty() {
+            return Ok(0);
+        }
+        self.note_app_send(now);
+        let n = self.sndbuf.write_stream(now, data);
+        if n == 0 {
+            self.send_blocked = true;
+            return Err(Error::WouldBlock);
+        }
+        if n < data.len() {
+            self.send_blocked = true;
+        }
+        self.stats.set_sender_busy(true, now);
+        Ok(n)
+    }
+
+    /// Queues one message. `ttl`: give up on it if not delivered within this time (counted
+    /// from now; `None` = reliable); `in_order`: the receiver must deliver it in sequence.
+    pub fn send_msg(
+        &mut self,
+        now: Instant,
+        data: &[u8],
+        ttl: Option<core::time::Duration>,
+        in_order: bool,
+    ) -> Result<(), Error> {
+        self.check_can_send(SocketKind::Message)?;
+        self.note_app_send(now);
+        let ttl_ms = ttl.map(|d| u32::try_from(d.as_millis()).unwrap_or(u32::MAX));
+        match self.sndbuf.write_message(now, data, ttl_ms, in_order) {
+            Ok(()) => {
+                self.stats.set_sender_busy(true, now);
+                Ok(())
+            }
+            Err(SendBufferError::Full) => {
+                self.send_blocked = true;
+                Err(Error::WouldBlock)
+            }
+            Err(SendBufferError::MessageTooLarge { .. }) => Err(Error::MessageTooLarge),
+            Err(SendBufferError::Empty) => Err(Error::InvalidArgument("empty message")),
+        }
+    }
+
+    /// A send into an empty buffer restarts the silence clock, so that an idle period is not
+    /// taken for a dead peer (spec §8.6).
+    fn note_app_send(&mut self, now: Instant) {
+        if self.sndbuf.is_empty() {
+            self.last_rsp_time = now;
+            // The sender was idle: it starts on schedule now, owing nothing.
+            self.next_send_us = self.next_send_us.max(now.as_micros() as f64);
+            self.time_debt_us = 0.0;
+        }
+    }
+
+    /// Free send-buffer space, bytes.
+    pub fn send_buffer_free(&self) -> usize {
+        self.sndbuf.free_pkts() * self.payload_size
+    }
+
+    /// Packets held in the send buffer (unsent and unacknowledged).
+    pub fn send_buffer_pkts(&self) -> usize {
+        self.sndbuf.len_pkts()
+    }
+
+    /// True when every byte queued has been acknowledged.
+    pub fn all_acked(&self) -> bool {
+        self.sndbuf.is_empty()
+    }
+
+    /// True when a send would accept data now.
+    pub fn is_writable(&self) -> bool {
+        matches!(self.state, State::Connected) && self.sndbuf.free_pkts() > 0
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Application: receiving.
+
+    fn recv_state_error(&self) -> Error {
+        match self.state {
+            State::Connecting(_) => Error::NotConnected,
+            State::Connected | State::Closing { .. } => Error::WouldBlock,
+            State::Broken(_) | State::Closed => Error::ConnectionLost,
+        }
+    }
+
+    /// Reads stream bytes into `buf`. `WouldBlock` when nothing is readable yet;
+    /// `ConnectionLost` once the connection ended and everything was read.
+    pub fn recv(&mut self, buf: &mut [u8]) -> Result<usize, Error> {
+        if self.config.kind != SocketKind::Stream {
+            return Err(Error::WrongSocketKind);
+        }
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        let n = self.rcvbuf.read_stream(buf);
+        self.readable_signalled = self.rcvbuf.stream_readable();
+        if n == 0 {
+            return Err(self.recv_state_error());
+        }
+        Ok(n)
+    }
+
+    /// Reads one message into `buf` (truncated if `buf` is too small; the rest is discarded).
+    pub fn recv_msg(&mut self, buf: &mut [u8]) -> Result<MsgRead, Error> {
+        if self.config.kind != SocketKind::Message {
+            return Err(Error::WrongSocketKind);
+        }
+        let r = self.rcvbuf.read_message(buf);
+        self.readable_signalled = self.rcvbuf.message_readable();
+        r.ok_or_else(|| self.recv_state_error())
+    }
+
+    /// True when a receive would return data (or a message) now.
+    pub fn is_readable(&mut self) -> bool {
+        match self.config.kind {
+            SocketKind::Stream => self.rcvbuf.stream_readable(),
+            SocketKind::Message => self.rcvbuf.message_readable(),
+        }
+    }
+
+    fn signal_readable(&mut self) {
+        if !self.readable_signalled && self.is_readable() {
+            self.readable_signalled = true;
+            self.events.push_back(Event::Readable);
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Application: closing.
+
+    /// Closes the connection. With linger configured and data still queued, the connection
+    /// keeps delivering it until it is acknowledged or the linger time passes; then a Shutdown
+    /// is sent. Idempotent.
+    pub fn close(&mut self, now: Instant) {
+        self.released = true;
+        match self.state {
+            State::Connecting(_) => {
+                self.state = State::Closed;
+            }
+            State::Connected => match self.config.linger {
+                Some(linger) if !self.sndbuf.is_empty() => {
+                    self.state = State::Closing {
+                        deadline: now + linger,
+                    };
+                }
+                _ => self.finish(now, CloseReason::Local),
+            },
+            State::Broken(reason) => {
+                self.closed_with = Some(reason);
+                // 4.11 still sends a Shutdown after a timeout death; not after the peer's own.
+                if !self.shutdown_received {
+                    self.queue(Outgoing::Shutdown);
+                }
+                self.state = State::Closed;
+            }
+            State::Closing { .. } | State::Closed => {}
+        }
+    }
+
+    /// Ends a live connection: Shutdown to the peer, congestion control closed.
+    fn finish(&mut self, now: Instant, reason: CloseReason) {
+        if !self.shutdown_received {
+            self.queue(Outgoing::Shutdown);
+        }
+        self.with_cc(now, |cc, ctx| cc.close(ctx));
+        self.stats.set_sender_busy(false, now);
+        self.state = State::Closed;
+        self.closed_with = Some(reason);
+        self.events.push_back(Event::Closed(reason));
+    }
+
+    /// Marks the connection broken (peer shutdown or silence): sending stops, unread data stays.
+    fn break_connection(&mut self, now: Instant, reason: CloseReason) {
+        self.with_cc(now, |cc, ctx| cc.close(ctx));
+        self.stats.set_sender_busy(false, now);
+        self.closed_with = Some(reason);
+        self.state = if self.released {
+            State::Closed
+        } else {
+            State::Broken(reason)
+        };
+        self.events.push_back(Event::Closed(reason));
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Statistics.
+
+    fn instant_stats(&self) -> InstantStats {
+        InstantStats {
+            payload_size: self.payload_size as u32,
+            pkt_snd_period_us: self.cc_ctl.pkt_snd_period_us,
+            flow_window_pkts: self.flow_window,
+            cwnd_pkts: self.cc_ctl.cwnd_pkts.min(f64::from(u32::MAX)) as u32,
+            flight_size_pkts: self.sndbuf.unacked_pkts() as u32,
+            rtt_us: self.rtt.rtt_us(),
+            bandwidth_pps: self.bandwidth_pps,
+            avail_snd_buf_bytes: (self.sndbuf.free_pkts() as u64) * u64::from(self.mss),
+            avail_rcv_buf_bytes: u64::from(self.available_recv_buffer()) * u64::from(self.mss),
+        }
+    }
+
+    /// A statistics snapshot (UDT4 `perfmon`); `clear` restarts the since-last-query values.
+    pub fn stats(&mut self, now: Instant, clear: bool) -> PerfStats {
+        let instant = self.instant_stats();
+        self.stats.snapshot(now, instant, clear)
+    }
+
+    /// Smoothed RTT, µs.
+    pub fn rtt_us(&self) -> u32 {
+        self.rtt.rtt_us()
+    }
+
+    /// Name of the congestion control algorithm.
+    pub fn congestion_control_name(&self) -> &str {
+        self.config.congestion_control.name()
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Congestion control plumbing.
+
+    fn cc_inputs(&self, now: Instant) -> CcInputs {
+        CcInputs {
+            now,
+            mss: self.mss,
+            max_cwnd_pkts: f64::from(self.flow_window),
+            snd_curr_seq: self.sndbuf.last_sent_seq(),
+            rcv_rate_pps: self.delivery_rate_pps,
+            rtt_us: self.rtt.rtt_us(),
+            rtt_var_us: self.rtt.var_us(),
+            bandwidth_pps: self.bandwidth_pps,
+        }
+    }
+
+    /// Runs one congestion-control hook with a context over this connection.
+    fn with_cc(
+        &mut self,
+        now: Instant,
+        f: impl FnOnce(&mut dyn CongestionControl, &mut CcContext<'_>),
+    ) {
+        let inputs = self.cc_inputs(now);
+        let instant = self.instant_stats();
+        let mut ctx = CcContext::with_stats(&inputs, &self.stats, instant, &mut self.cc_ctl);
+        f(&mut *self.cc, &mut ctx);
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Output.
+
+    fn queue(&mut self, o: Outgoing) {
+        if self.out.len() < MAX_QUEUED_CONTROL {
+            self.out.push_back(o);
+        } else {
+            self.stats.count(|c| c.pkt_invalid += 1);
+        }
+    }
+
+    fn emit_control(&self, o: &Outgoing, buf: &mut [u8]) -> Option<usize> {
+        let mut nak = [0u8; 8];
+        let (dst, control) = match o {
+            Outgoing::Handshake(h, dst) => (*dst, Control::Handshake(*h)),
+            Outgoing::KeepAlive => (self.peer_id, Control::KeepAlive),
+            Outgoing::Ack(a) => (self.peer_id, Control::Ack(*a)),
+            Outgoing::LightAck(s) => (self.peer_id, Control::LightAck(*s)),
+            Outgoing::Nak(r) => {
+                let n = LossReport::encode([*r], &mut nak).ok()?;
+                (
+                    self.peer_id,
+                    Control::Nak(LossReport::parse(&nak[..n]).ok()?),
+                )
+            }
+            Outgoing::Ack2(n) => (self.peer_id, Control::Ack2(*n)),
+            Outgoing::Shutdown => (self.peer_id, Control::Shutdown),
+            Outgoing::Drop(d) => (self.peer_id, Control::DropRequest(*d)),
+            Outgoing::PeerError(code) => (self.peer_id, Control::PeerError(*code)),
+            Outgoing::Custom(m) => (
+                self.peer_id,
+                Control::UserDefined(crate::wire::UserDefined {
+                    ext_type: m.ext_type,
+                    info: m.info,
+                    body: &m.body,
+                }),
+            ),
+        };
+        ControlPacket::new(dst, control).emit(buf).ok()
+    }
+
+    /// Writes the next datagram to send into `buf` (which should hold at least `MSS − 28`
+    /// bytes) and returns its length; `None` when nothing is due at `now`.
+    pub fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<usize> {
+        loop {
+            if let Some(o) = self.out.pop_front() {
+                match self.emit_control(&o, buf) {
+                    Some(n) => return Some(n),
+                    // A custom message larger than the buffer: dropped and counted.
+                    None => {
+                        self.stats.count(|c| c.pkt_invalid += 1);
+                        continue;
+                    }
+                }
+            }
+            if !self.cc_ctl.outbox.is_empty() {
+                let msgs = core::mem::take(&mut self.cc_ctl.outbox);
+                for m in msgs {
+                    self.queue(Outgoing::Custom(m));
+                }
+                continue;
+            }
+            if !self.is_connected() || now < self.next_send_time() {
+                return None;
+            }
+            match self.send_data(now, buf) {
+                sender::DataOutcome::Sent(n) => return Some(n),
+                // A drop request was queued instead of data: send it.
+                sender::DataOutcome::Queued => continue,
+                sender::DataOutcome::Nothing => return None,
+            }
+        }
+    }
+
+    /// The next instant at which [`handle_timeout`](Self::handle_timeout) or
+    /// [`poll_transmit`](Self::poll_transmit) has work; `None` if the connection waits only for
+    /// input. An instant in the past means "now".
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        if !self.out.is_empty() || !self.cc_ctl.outbox.is_empty() {
+            return Some(Instant::ZERO);
+        }
+        match &self.state {
+            State::Connecting(c) => Some(c.next_timeout()),
+            State::Connected | State::Closing { .. } => {
+                let mut t = self.exp_deadline();
+                if let Some(ack) = self.ack_deadline() {
+                    t = t.min(ack);
+                }
+                if self.has_sendable_data() {
+                    t = t.min(self.next_send_time());
+                }
+                if let State::Closing { deadline } = self.state {
+                    t = t.min(deadline);
+                }
+                Some(t)
+            }
+            State::Broken(_) | State::Closed => None,
+        }
+    }
+
+    /// Runs the timers that are due at `now`.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        match self.state {
+            State::Connecting(_) => self.connecting_timeout(now),
+            State::Connected | State::Closing { .. } => {
+                self.check_ack_timers(now);
+                self.check_exp(now);
+                if let State::Closing { deadline } = self.state {
+                    if now >= deadline {
+                        self.finish(now, CloseReason::LingerExpired);
+                    }
+                }
+            }
+            State::Broken(_) | State::Closed => {}
+        }
+    }
+
+    /// Processes one packet from the peer (the endpoint has checked its source address).
+    pub fn handle_packet(&mut self, now: Instant, packet: &Packet<'_>) {
+        match self.state {
+            State::Connecting(_) => self.handle_connecting(now, packet),
+            State::Connected | State::Closing { .. } => self.handle_established(now, packet),
+            State::Broken(_) | State::Closed => {}
+        }
+    }
+
+    fn handle_established(&mut self, now: Instant, packet: &Packet<'_>) {
+        // Anything from the peer proves it alive (spec §8.6).
+        self.exp_count = 1;
+        self.last_rsp_time = now;
+        match packet {
+            Packet::Data(d) => self.on_data(now, d),
+            Packet::Control(c) => match &c.control {
+                Control::Ack(a) => self.on_ack(now, a),
+                Control::LightAck(a) => self.on_light_ack(*a),
+                Control::Nak(r) => self.on_nak(now, r),
+                Control::Ack2(n) => self.on_ack2(now, *n),
+                Control::KeepAlive => {}
+                Control::Shutdown => {
+                    self.shutdown_received = true;
+                    self.break_connection(now, CloseReason::PeerShutdown);
+                }
+                Control::DropRequest(d) => self.on_drop_request(now, d),
+                Control::CongestionWarning => {
+                    // 4.11 stretches the period by 1/8 without telling congestion control.
+                    let p = self.cc_ctl.pkt_snd_period_us;
+                    self.cc_ctl.pkt_snd_period_us = (p * 1.125).ceil();
+                }
+                Control::PeerError(_) => self.peer_error = true,
+                Control::UserDefined(u) => {
+                    let u = *u;
+                    self.with_cc(now, |cc, ctx| cc.on_custom_message(ctx, &u));
+                }
+                Control::Handshake(h) => self.on_handshake_when_connected(h),
+            },
+        }
+    }
+
+    /// EXP deadline (spec §8.6).
+    fn exp_deadline(&self) -> Instant {
+        let interval = match self.cc_ctl.rto_us {
+            Some(rto) => rto,
+            None => {
+                let k = u64::from(self.exp_count);
+                let rto = u64::from(self.rtt.rtt_us()) + 4 * u64::from(self.rtt.var_us());
+                (k * rto + SYN_US).max(k * timers::EXP_FLOOR_US)
+            }
+        };
+        self.last_rsp_time.plus_micros(interval)
+    }
+
+    /// Free receive buffer advertised to the peer, packets (4.11 `availableBuffer`).
+    fn available_recv_buffer(&self) -> u32 {
+        let held = self.rcvbuf.slots_before(self.rcv_last_ack);
+        (self.rcvbuf.capacity_pkts().saturating_sub(held + 1)) as u32
+    }
+}

@@ -1,0 +1,185 @@
+//! The receiving side (spec §8.2, §9): storing data, loss detection and NAK, full and light
+//! ACKs, ACK2 processing and message drop requests.
+
+use super::{Connection, Outgoing};
+use crate::buffer::recv::Insert;
+use crate::cc::PacketInfo;
+use crate::config::SocketKind;
+use crate::seq::{SeqNo, SeqRange};
+use crate::time::{Instant, SYN_US};
+use crate::wire::{Ack, AckRates, DataPacket, DropRequest};
+
+/// A light ACK is sent after every this many data packets since the last full ACK.
+const LIGHT_ACK_PACKETS: u32 = 64;
+
+impl Connection {
+    /// The ACK number now: the first lost packet, or the one after the largest received.
+    fn ack_candidate(&self) -> SeqNo {
+        self.rcv_loss
+            .first()
+            .unwrap_or_else(|| self.rcv_curr_seq.next())
+    }
+
+    /// Time to resend an unchanged, unconfirmed ACK: one RTT plus four variances after the
+    /// last 6-word ACK.
+    fn ack_resend_time(&self) -> Instant {
+        let rto = u64::from(self.rtt.rtt_us()) + 4 * u64::from(self.rtt.var_us());
+        self.last_rates_ack_time
+            .map_or(Instant::ZERO, |t| t.plus_micros(rto))
+    }
+
+    /// When the ACK timer next has something to do; `None` when everything received has been
+    /// confirmed (4.11 wakes every 10 ms regardless; an idle connection here sleeps).
+    pub(super) fn ack_deadline(&self) -> Option<Instant> {
+        let ack = self.ack_candidate();
+        if ack == self.rcv_last_ack_ack {
+            None
+        } else if ack.is_after(self.rcv_last_ack) {
+            Some(self.next_ack_time)
+        } else {
+            Some(self.next_ack_time.max(self.ack_resend_time()))
+        }
+    }
+
+    /// The ACK timers of spec §8.2, run after every data packet and at timer expiry.
+    pub(super) fn check_ack_timers(&mut self, now: Instant) {
+        let interval = self.cc_ctl.ack_interval_pkts;
+        if now >= self.next_ack_time || (interval > 0 && self.pkt_count >= interval) {
+            self.send_full_ack(now);
+            let period = self.cc_ctl.ack_period_us.unwrap_or(SYN_US);
+            self.next_ack_time = now.plus_micros(period);
+            self.pkt_count = 0;
+            self.light_ack_count = 1;
+        } else if LIGHT_ACK_PACKETS * self.light_ack_count <= self.pkt_count {
+            let ack = self.ack_candidate();
+            if ack != self.rcv_last_ack_ack {
+                self.queue(Outgoing::LightAck(ack));
+            }
+            self.light_ack_count += 1;
+        }
+    }
+
+    fn send_full_ack(&mut self, now: Instant) {
+        let ack = self.ack_candidate();
+        if ack == self.rcv_last_ack_ack {
+            return;
+        }
+        if ack.is_after(self.rcv_last_ack) {
+            self.rcv_last_ack = ack;
+        } else if ack != self.rcv_last_ack || now < self.ack_resend_time() {
+            return;
+        }
+        if !self.rcv_last_ack.is_after(self.rcv_last_ack_ack) {
+            return;
+        }
+        self.ack_no = self.ack_no.next();
+        let rates_due = self
+            .last_rates_ack_time
+            .is_none_or(|t| now.micros_since(t) > SYN_US);
+        let rates = rates_due.then(|| {
+            self.last_rates_ack_time = Some(now);
+            AckRates {
+                arrival_pps: self.rate_estimator.arrival_rate_pps(),
+                capacity_pps: self.rate_estimator.link_capacity_pps(),
+            }
+        });
+        let ack = Ack {
+            ack_no: self.ack_no,
+            ack: self.rcv_last_ack,
+            rtt_us: self.rtt.rtt_us(),
+            rtt_var_us: self.rtt.var_us(),
+            avail_buf_pkts: self.available_recv_buffer().max(2),
+            rates,
+        };
+        self.queue(Outgoing::Ack(ack));
+        self.ack_history.record(self.ack_no, self.rcv_last_ack, now);
+        self.stats.count(|c| c.pkt_sent_ack += 1);
+    }
+
+    /// An arriving data packet (spec §9.2).
+    pub(super) fn on_data(&mut self, now: Instant, d: &DataPacket<'_>) {
+        let seq = d.header.seq;
+        let info = PacketInfo {
+            seq,
+            message: d.header.message,
+            timestamp: d.header.timestamp,
+            payload_len: d.payload.len(),
+            retransmission: false,
+        };
+        self.with_cc(now, |cc, ctx| cc.on_packet_received(ctx, &info));
+        self.pkt_count = self.pkt_count.saturating_add(1);
+        self.rate_estimator.on_data_arrival(seq, now);
+        self.stats.count(|c| c.pkt_recv += 1);
+        if d.payload.len() > self.payload_size {
+            // Larger than negotiated: storing it would let a peer inflate our memory.
+            self.stats.count(|c| c.pkt_invalid += 1);
+        } else {
+            match self.rcvbuf.insert(seq, d.header.message, d.payload) {
+                Insert::Stored => self.on_data_stored(now, seq, d.payload.len()),
+                Insert::Duplicate | Insert::OutOfWindow => {
+                    self.stats.count(|c| c.pkt_recv_discarded += 1);
+                }
+            }
+        }
+        self.check_ack_timers(now);
+    }
+
+    fn on_data_stored(&mut self, now: Instant, seq: SeqNo, len: usize) {
+        self.stats.count(|c| c.bytes_recv += len as u64);
+        let expected = self.rcv_curr_seq.next();
+        if seq.is_after(expected) {
+            // A gap: report it at once, once (4.11 never repeats a NAK, spec §8.10).
+            let lost = SeqRange {
+                first: expected,
+                last: seq.prev(),
+            };
+            self.rcv_loss.push_back(lost);
+            self.queue(Outgoing::Nak(lost));
+            let n = u64::from(lost.len());
+            self.stats.count(|c| {
+                c.pkt_rcv_loss += n;
+                c.pkt_sent_nak += 1;
+            });
+        }
+        if len != self.payload_size {
+            // A short packet ends a send call or message: acknowledge it at once.
+            self.next_ack_time = now;
+        }
+        if seq.is_after(self.rcv_curr_seq) {
+            self.rcv_curr_seq = seq;
+        } else {
+            self.rcv_loss.remove(seq);
+        }
+        self.signal_readable();
+    }
+
+    /// An ACK2 (spec §8.4): an RTT sample, and the sender's confirmation of an ACK number.
+    pub(super) fn on_ack2(&mut self, now: Instant, ack_no: crate::seq::AckNo) {
+        if let Some(c) = self.ack_history.confirm(ack_no, now) {
+            self.rtt.update(c.rtt_us.min(u64::from(u32::MAX)) as u32);
+            if c.ack.is_after(self.rcv_last_ack_ack) {
+                self.rcv_last_ack_ack = c.ack;
+            }
+        }
+    }
+
+    /// A message drop request (spec §9.6). Honoured only by message sockets: a stream cannot
+    /// lose bytes, so a drop request there is a protocol violation and is ignored.
+    pub(super) fn on_drop_request(&mut self, _now: Instant, d: &DropRequest) {
+        if self.config.kind != SocketKind::Message
+            || !self.rcvbuf.drop_range(d.first, d.last, d.msg)
+        {
+            self.stats.count(|c| c.pkt_invalid += 1);
+            return;
+        }
+        let removed = self.rcv_loss.remove_range(SeqRange {
+            first: d.first,
+            last: d.last,
+        });
+        let _ = removed;
+        if !d.first.is_after(self.rcv_curr_seq.next()) && d.last.is_after(self.rcv_curr_seq) {
+            self.rcv_curr_seq = d.last;
+        }
+        self.signal_readable();
+    }
+}

@@ -1,0 +1,271 @@
+//! The sending side (spec §10): choosing the next packet, pacing, and processing ACK and NAK.
+
+use super::{Connection, Event, Outgoing, State, MAX_TIME_DEBT_US};
+use crate::cc::PacketInfo;
+use crate::config::MAX_WINDOW_PKTS;
+use crate::seq::{SeqNo, SeqRange};
+use crate::time::Instant;
+use crate::wire::{Ack, DataHeader, LossReport, HEADER_LEN};
+
+/// Result of trying to send a data packet.
+pub(super) enum DataOutcome {
+    /// A data packet of this length was written.
+    Sent(usize),
+    /// A control packet (drop request) was queued instead.
+    Queued,
+    /// Nothing can be sent now.
+    Nothing,
+}
+
+impl Connection {
+    /// Inter-packet period in force, µs: congestion control's, raised to respect the maximum
+    /// bandwidth option (`10^6 · MSS / MAXBW`).
+    fn effective_period_us(&self) -> f64 {
+        let p = self.cc_ctl.pkt_snd_period_us;
+        match self.config.max_bandwidth {
+            Some(bw) => p.max(1e6 * f64::from(self.mss) / bw as f64),
+            None => p,
+        }
+    }
+
+    /// When the next data packet may leave. New data also waits out a pause requested by
+    /// congestion control; retransmissions do not.
+    pub(super) fn next_send_time(&self) -> Instant {
+        let t = Instant::from_micros(self.next_send_us.max(0.0).ceil() as u64);
+        match self.cc_ctl.pause_until {
+            Some(p) if self.snd_loss.is_empty() => t.max(p),
+            _ => t,
+        }
+    }
+
+    /// True when fewer than `min(flow window, congestion window)` packets are unacknowledged.
+    fn window_open(&self) -> bool {
+        let unacked = self
+            .snd_last_ack
+            .offset_to(self.sndbuf.last_sent_seq().next())
+            .max(0) as u64;
+        let cwnd = self
+            .cc_ctl
+            .cwnd_pkts
+            .max(0.0)
+            .min(f64::from(MAX_WINDOW_PKTS)) as u64;
+        unacked < u64::from(self.flow_window).min(cwnd)
+    }
+
+    /// True when a packet could be sent as soon as pacing allows.
+    pub(super) fn has_sendable_data(&self) -> bool {
+        !self.snd_loss.is_empty() || (self.sndbuf.has_unsent() && self.window_open())
+    }
+
+    /// Called when the sender may have gone from blocked (window full, nothing queued) to
+    /// sendable: waiting for an ACK is not lateness, so the schedule restarts at `now` without
+    /// debt. (4.11 counts the stall as debt and then bursts.)
+    pub(super) fn resume_sending(&mut self, now: Instant) {
+        self.next_send_us = self.next_send_us.max(now.as_micros() as f64);
+        self.time_debt_us = 0.0;
+    }
+
+    /// Schedules the packet after one sent at `now` (spec §10.2): one period later, less any
+    /// debt from sending late; the second packet of a probing pair follows at once.
+    fn schedule_after_send(&mut self, now: Instant, probe: bool) {
+        let now_us = now.as_micros() as f64;
+        if probe {
+            self.next_send_us = now_us;
+            return;
+        }
+        let period = self.effective_period_us();
+        let late = (now_us - self.next_send_us).max(0.0);
+        self.time_debt_us = (self.time_debt_us + late).min(MAX_TIME_DEBT_US);
+        if self.time_debt_us >= period {
+            self.next_send_us = now_us;
+            self.time_debt_us -= period;
+        } else {
+            self.next_send_us = now_us + period - self.time_debt_us;
+            self.time_debt_us = 0.0;
+        }
+    }
+
+    /// Writes data packet `seq` (held in the send buffer) into `buf`.
+    fn write_data(&self, now: Instant, seq: SeqNo, buf: &mut [u8]) -> Option<(usize, PacketInfo)> {
+        let block = self.sndbuf.get(seq)?;
+        let len = HEADER_LEN + block.data.len();
+        let timestamp = now.micros_since(self.opened_at) as u32;
+        let header = DataHeader {
+            seq,
+            message: block.message,
+            timestamp,
+            dst: self.peer_id,
+        };
+        header.emit(buf).ok()?;
+        buf[HEADER_LEN..len].copy_from_slice(&block.data);
+        let info = PacketInfo {
+            seq,
+            message: block.message,
+            timestamp,
+            payload_len: block.data.len(),
+            retransmission: false,
+        };
+        Some((len, info))
+    }
+
+    fn after_data_sent(
+        &mut self,
+        now: Instant,
+        len: usize,
+        mut info: PacketInfo,
+        retransmission: bool,
+    ) {
+        info.retransmission = retransmission;
+        let payload = info.payload_len as u64;
+        self.stats.count(|c| {
+            c.pkt_sent += 1;
+            c.bytes_sent += payload;
+            if retransmission {
+                c.pkt_retrans += 1;
+            }
+        });
+        self.with_cc(now, |cc, ctx| cc.on_packet_sent(ctx, &info));
+        let probe = !retransmission && info.seq.get() & 0xF == 0;
+        self.schedule_after_send(now, probe);
+        debug_assert!(len >= HEADER_LEN);
+    }
+
+    /// Produces the next data packet (spec §10.3): retransmissions first, then new data within
+    /// the windows.
+    pub(super) fn send_data(&mut self, now: Instant, buf: &mut [u8]) -> DataOutcome {
+        if buf.len() < HEADER_LEN + self.payload_size {
+            return DataOutcome::Nothing;
+        }
+        while let Some(seq) = self.snd_loss.pop_first() {
+            if seq.is_before(self.sndbuf.first_seq()) {
+                continue; // acknowledged meanwhile
+            }
+            if let Some(drop) = self.sndbuf.drop_if_expired(seq, now) {
+                self.snd_loss.remove_up_to(drop.last);
+                self.stats.count(|c| c.msg_snd_dropped += 1);
+                self.queue(Outgoing::Drop(drop));
+                return DataOutcome::Queued;
+            }
+            if let Some((len, info)) = self.write_data(now, seq, buf) {
+                self.after_data_sent(now, len, info, true);
+                return DataOutcome::Sent(len);
+            }
+        }
+        if self.cc_ctl.pause_until.is_some_and(|p| now < p) || !self.window_open() {
+            return DataOutcome::Nothing;
+        }
+        let expired = self.sndbuf.discard_expired_unsent(now);
+        if expired > 0 {
+            self.stats
+                .count(|c| c.msg_snd_dropped += u64::from(expired));
+        }
+        let Some((seq, _)) = self.sndbuf.send_next() else {
+            return DataOutcome::Nothing;
+        };
+        match self.write_data(now, seq, buf) {
+            Some((len, info)) => {
+                self.after_data_sent(now, len, info, false);
+                DataOutcome::Sent(len)
+            }
+            None => DataOutcome::Nothing,
+        }
+    }
+
+    /// A full ACK (spec §10.4).
+    pub(super) fn on_ack(&mut self, now: Instant, a: &Ack) {
+        // ACK2 for every full ACK, before validation, as x86 builds of 4.11 do (spec §8.3).
+        self.queue(Outgoing::Ack2(a.ack_no));
+        let ack = a.ack;
+        if ack.is_after(self.sndbuf.last_sent_seq().next()) {
+            // Acknowledges data never sent. 4.11 breaks the connection; we drop the packet, so
+            // a forged or corrupted ACK cannot kill it.
+            self.stats.count(|c| c.pkt_invalid += 1);
+            return;
+        }
+        let was_sendable = self.has_sendable_data();
+        if !ack.is_before(self.snd_last_ack) {
+            self.flow_window = a.avail_buf_pkts.clamp(2, MAX_WINDOW_PKTS);
+            self.snd_last_ack = ack;
+        }
+        if self.sndbuf.acknowledge(ack) > 0 {
+            self.snd_loss.remove_up_to(ack.prev());
+            self.rtt.update(a.rtt_us);
+            if let Some(r) = a.rates {
+                if r.arrival_pps > 0 {
+                    self.delivery_rate_pps = smooth(self.delivery_rate_pps, r.arrival_pps);
+                }
+                if r.capacity_pps > 0 {
+                    self.bandwidth_pps = smooth(self.bandwidth_pps, r.capacity_pps);
+                }
+            }
+            self.stats.count(|c| c.pkt_recv_ack += 1);
+            self.with_cc(now, |cc, ctx| cc.on_ack(ctx, ack));
+            if self.send_blocked && self.sndbuf.free_pkts() > 0 {
+                self.send_blocked = false;
+                self.events.push_back(Event::Writable);
+            }
+            if self.sndbuf.is_empty() {
+                self.stats.set_sender_busy(false, now);
+                if matches!(self.state, State::Closing { .. }) {
+                    self.finish(now, super::CloseReason::Local);
+                    return;
+                }
+            }
+        }
+        if !was_sendable && self.has_sendable_data() {
+            self.resume_sending(now);
+        }
+    }
+
+    /// A light ACK (spec §10.5): window accounting only.
+    pub(super) fn on_light_ack(&mut self, ack: SeqNo) {
+        if ack.is_after(self.sndbuf.last_sent_seq().next()) {
+            self.stats.count(|c| c.pkt_invalid += 1);
+            return;
+        }
+        if !ack.is_before(self.snd_last_ack) {
+            let advanced = self.snd_last_ack.offset_to(ack).max(0) as u32;
+            self.flow_window = self.flow_window.saturating_sub(advanced);
+            self.snd_last_ack = ack;
+        }
+    }
+
+    /// A NAK (spec §10.6).
+    pub(super) fn on_nak(&mut self, now: Instant, report: &LossReport<'_>) {
+        let last_sent = self.sndbuf.last_sent_seq();
+        // 4.11 hands the raw list to congestion control first and breaks the connection if it
+        // names unsent packets; we validate first and drop an invalid report.
+        let mut ranges: Vec<SeqRange> = Vec::with_capacity(report.word_count());
+        for r in report.ranges() {
+            if r.last.is_after(last_sent) {
+                self.stats.count(|c| c.pkt_invalid += 1);
+                return;
+            }
+            ranges.push(r);
+        }
+        self.stats.count(|c| c.pkt_recv_nak += 1);
+        self.with_cc(now, |cc, ctx| cc.on_loss(ctx, &ranges));
+        let was_sendable = self.has_sendable_data();
+        let floor = self.snd_last_ack;
+        let mut added = 0u64;
+        for r in ranges {
+            if r.last.is_before(floor) {
+                continue;
+            }
+            let first = r.first.max_wrapping(floor);
+            added += u64::from(self.snd_loss.insert(SeqRange {
+                first,
+                last: r.last,
+            }));
+        }
+        self.stats.count(|c| c.pkt_snd_loss += added);
+        if !was_sendable && self.has_sendable_data() {
+            self.resume_sending(now);
+        }
+    }
+}
+
+/// The sender's smoothing of receiver-reported rates: `(7·old + new) / 8`.
+fn smooth(old: u32, sample: u32) -> u32 {
+    ((7 * u64::from(old) + u64::from(sample)) >> 3) as u32
+}

@@ -1,0 +1,567 @@
+//! Many connections and at most one listener on one UDP port (spec §6).
+//!
+//! The [`Endpoint`] is the unit a driver feeds: every datagram arriving on the port goes to
+//! [`Endpoint::handle_datagram`]; [`Endpoint::poll_transmit`] yields datagrams to send, each
+//! with its destination; [`Endpoint::poll_timeout`] tells when to call
+//! [`Endpoint::handle_timeout`]. Datagrams are routed by destination socket ID; ID 0 goes to
+//! the listener or, without one, to a socket connecting to the sender's address.
+//!
+//! A timer heap holds each connection under its next deadline, so the cost of an idle
+//! connection is one heap entry, and the driver's wake-ups do not grow with the number of
+//! connections.
+
+mod cookie;
+
+use core::cmp::Reverse;
+use core::net::SocketAddr;
+use core::ops::{Deref, DerefMut};
+use std::collections::{BinaryHeap, HashMap, VecDeque};
+
+use rand_chacha::ChaCha8Rng;
+use rand_core::{Rng, SeedableRng};
+use thiserror::Error;
+
+use crate::config::{ConnectionConfig, MIN_MSS};
+use crate::connection::{Connection, Event};
+use crate::seq::SeqNo;
+use crate::time::Instant;
+use crate::wire::{
+    Control, ControlPacket, Handshake, Packet, RequestType, SocketId, HANDSHAKE_LEN, UDT_VERSION,
+};
+
+use cookie::CookieJar;
+
+/// Largest socket ID handed out (4.11 allocates in `1 ..= 2^30`).
+const MAX_SOCKET_ID: u32 = 1 << 30;
+/// Most handshake replies the listener queues; beyond this, requests are dropped (and
+/// counted) until the driver sends the backlog.
+const MAX_QUEUED_REPLIES: usize = 1024;
+
+/// Options of an endpoint.
+#[derive(Clone, Debug)]
+pub struct EndpointConfig {
+    /// Seed of the endpoint's random generator (socket IDs, initial sequence numbers, the
+    /// cookie key). The simulator passes a scenario seed; the runtime a random one.
+    pub seed: u64,
+    /// Most connections the endpoint holds; further requests are rejected.
+    pub max_connections: usize,
+}
+
+impl Default for EndpointConfig {
+    fn default() -> Self {
+        EndpointConfig {
+            seed: 0,
+            max_connections: 1 << 16,
+        }
+    }
+}
+
+/// A datagram to send.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Transmit {
+    /// Where to send it.
+    pub destination: SocketAddr,
+    /// Its length in the buffer passed to [`Endpoint::poll_transmit`], bytes.
+    pub len: usize,
+}
+
+/// Errors of endpoint operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+pub enum EndpointError {
+    /// Another listener already uses this endpoint (UDT4 5011 `EDUPLISTEN`).
+    #[error("a listener already exists on this port")]
+    AlreadyListening,
+    /// The configuration is invalid (UDT4 5003).
+    #[error("invalid configuration: {0}")]
+    InvalidConfig(&'static str),
+    /// Rendezvous sockets cannot listen (UDT4 5007).
+    #[error("rendezvous sockets cannot listen")]
+    RendezvousListen,
+    /// The endpoint holds as many connections as it may.
+    #[error("too many connections")]
+    TooManyConnections,
+}
+
+/// Counters of what the endpoint dropped.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EndpointStats {
+    /// Datagrams that could not be parsed.
+    pub malformed: u64,
+    /// Datagrams for no known socket, or from the wrong address.
+    pub unroutable: u64,
+    /// Handshakes the listener ignored or rejected.
+    pub handshakes_refused: u64,
+    /// Replies dropped because the reply queue was full.
+    pub replies_dropped: u64,
+}
+
+struct Listener {
+    config: ConnectionConfig,
+    backlog: usize,
+    /// Established connections not yet accepted.
+    queue: VecDeque<SocketId>,
+    cookies: CookieJar,
+}
+
+/// The connections and listener of one UDP port.
+pub struct Endpoint {
+    config: EndpointConfig,
+    rng: ChaCha8Rng,
+    next_id: u32,
+    conns: HashMap<SocketId, Connection>,
+    listener: Option<Listener>,
+    /// Sockets connecting to an address, for datagrams addressed to ID 0.
+    connecting: HashMap<SocketAddr, Vec<SocketId>>,
+    /// Server-side connections by (client address, client socket ID), to answer repeated
+    /// requests.
+    accepted_from: HashMap<(SocketAddr, SocketId), SocketId>,
+    timers: BinaryHeap<Reverse<(Instant, SocketId)>>,
+    /// Listener replies (cookie echoes, rejections): destination, destination socket ID,
+    /// handshake.
+    replies: VecDeque<(SocketAddr, SocketId, Handshake)>,
+    events: VecDeque<(SocketId, Event)>,
+    stats: EndpointStats,
+    due: Vec<SocketId>,
+}
+
+impl core::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("connections", &self.conns.len())
+            .field("listening", &self.listener.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Endpoint {
+    /// An endpoint with no connections.
+    pub fn new(config: EndpointConfig) -> Self {
+        let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
+        let next_id = 1 + rng.next_u32() % MAX_SOCKET_ID;
+        Endpoint {
+            config,
+            rng,
+            next_id,
+            conns: HashMap::new(),
+            listener: None,
+            connecting: HashMap::new(),
+            accepted_from: HashMap::new(),
+            timers: BinaryHeap::new(),
+            replies: VecDeque::new(),
+            events: VecDeque::new(),
+            stats: EndpointStats::default(),
+            due: Vec::new(),
+        }
+    }
+
+    /// What the endpoint dropped so far.
+    pub fn stats(&self) -> EndpointStats {
+        self.stats
+    }
+
+    /// Number of connections held (any state).
+    pub fn connection_count(&self) -> usize {
+        self.conns.len()
+    }
+
+    /// IDs of all connections held.
+    pub fn connection_ids(&self) -> impl Iterator<Item = SocketId> + '_ {
+        self.conns.keys().copied()
+    }
+
+    /// Socket IDs count down from a random start and skip IDs in use (4.11 allocates the same
+    /// way, spec §5.6).
+    fn allocate_id(&mut self) -> SocketId {
+        loop {
+            let id = SocketId(self.next_id);
+            self.next_id = if self.next_id <= 1 {
+                MAX_SOCKET_ID
+            } else {
+                self.next_id - 1
+            };
+            if !self.conns.contains_key(&id) {
+                return id;
+            }
+        }
+    }
+
+    fn random_isn(&mut self) -> SeqNo {
+        SeqNo::from_masked(self.rng.next_u32())
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Listening and connecting.
+
+    /// Starts accepting connections with `config` (inherited by every accepted connection) and
+    /// at most `backlog` established connections waiting in the accept queue.
+    pub fn listen(
+        &mut self,
+        now: Instant,
+        config: ConnectionConfig,
+        backlog: usize,
+    ) -> Result<(), EndpointError> {
+        if self.listener.is_some() {
+            return Err(EndpointError::AlreadyListening);
+        }
+        if config.rendezvous {
+            return Err(EndpointError::RendezvousListen);
+        }
+        config.validate().map_err(EndpointError::InvalidConfig)?;
+        let mut key = [0u8; 16];
+        self.rng.fill_bytes(&mut key);
+        self.listener = Some(Listener {
+            config,
+            backlog: backlog.max(1),
+            queue: VecDeque::new(),
+            cookies: CookieJar::new(key, now),
+        });
+        Ok(())
+    }
+
+    /// True while listening.
+    pub fn is_listening(&self) -> bool {
+        self.listener.is_some()
+    }
+
+    /// Stops listening; connections established but never accepted are closed.
+    pub fn stop_listening(&mut self, now: Instant) {
+        if let Some(l) = self.listener.take() {
+            for id in l.queue {
+                self.close(now, id);
+            }
+        }
+    }
+
+    /// Takes the oldest established connection from the accept queue.
+    pub fn accept(&mut self) -> Option<SocketId> {
+        self.listener.as_mut()?.queue.pop_front()
+    }
+
+    /// Connections waiting in the accept queue.
+    pub fn pending_accepts(&self) -> usize {
+        self.listener.as_ref().map_or(0, |l| l.queue.len())
+    }
+
+    /// Starts connecting to `remote` (client/server, or rendezvous if the configuration says
+    /// so). Progress is reported as [`Event::Connected`] or [`Event::ConnectFailed`].
+    pub fn connect(
+        &mut self,
+        now: Instant,
+        remote: SocketAddr,
+        config: ConnectionConfig,
+    ) -> Result<SocketId, EndpointError> {
+        config.validate().map_err(EndpointError::InvalidConfig)?;
+        if self.conns.len() >= self.config.max_connections {
+            return Err(EndpointError::TooManyConnections);
+        }
+        let id = self.allocate_id();
+        let isn = self.random_isn();
+        let conn = Connection::connect(now, config, id, remote, isn);
+        self.conns.insert(id, conn);
+        self.connecting.entry(remote).or_default().push(id);
+        self.after_op(id);
+        Ok(id)
+    }
+
+    /// Closes a connection (see [`Connection::close`]); the endpoint frees it once finished.
+    pub fn close(&mut self, now: Instant, id: SocketId) {
+        if let Some(c) = self.conns.get_mut(&id) {
+            c.close(now);
+            self.after_op(id);
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Access.
+
+    /// A connection, read-only.
+    pub fn connection(&self, id: SocketId) -> Option<&Connection> {
+        self.conns.get(&id)
+    }
+
+    /// A connection, for application operations. When the returned guard is dropped, the
+    /// endpoint re-reads the connection's deadline and collects its events.
+    pub fn connection_mut(&mut self, id: SocketId) -> Option<ConnectionMut<'_>> {
+        self.conns
+            .contains_key(&id)
+            .then_some(ConnectionMut { ep: self, id })
+    }
+
+    /// The next event of any connection.
+    pub fn poll_event(&mut self) -> Option<(SocketId, Event)> {
+        self.events.pop_front()
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Driving.
+
+    /// Bookkeeping after anything happened to connection `id`: deadline, events, freeing.
+    fn after_op(&mut self, id: SocketId) {
+        let Some(conn) = self.conns.get_mut(&id) else {
+            return;
+        };
+        while let Some(e) = conn.poll_event() {
+            self.events.push_back((id, e));
+        }
+        if !conn.is_connecting() {
+            let addr = conn.peer_addr();
+            if let Some(list) = self.connecting.get_mut(&addr) {
+                list.retain(|x| *x != id);
+                if list.is_empty() {
+                    self.connecting.remove(&addr);
+                }
+            }
+        }
+        if conn.is_reclaimable() {
+            let peer = (conn.peer_addr(), conn.peer_id());
+            self.conns.remove(&id);
+            if self.accepted_from.get(&peer) == Some(&id) {
+                self.accepted_from.remove(&peer);
+            }
+            return;
+        }
+        let deadline = conn.poll_timeout();
+        if deadline != conn.scheduled {
+            conn.scheduled = deadline;
+            if let Some(t) = deadline {
+                self.timers.push(Reverse((t, id)));
+            }
+        }
+    }
+
+    /// Processes one datagram that arrived from `from`.
+    pub fn handle_datagram(&mut self, now: Instant, from: SocketAddr, datagram: &[u8]) {
+        let packet = match Packet::parse(datagram) {
+            Ok(p) => p,
+            Err(_) => {
+                self.stats.malformed += 1;
+                return;
+            }
+        };
+        let dst = packet.destination();
+        if dst == SocketId::REQUEST {
+            self.handle_request(now, from, &packet);
+            return;
+        }
+        match self.conns.get_mut(&dst) {
+            Some(conn) if conn.accepts_from(from) => {
+                conn.handle_packet(now, &packet);
+                self.after_op(dst);
+            }
+            _ => self.stats.unroutable += 1,
+        }
+    }
+
+    /// A datagram addressed to socket ID 0: the listener's, or a connecting socket's.
+    fn handle_request(&mut self, now: Instant, from: SocketAddr, packet: &Packet<'_>) {
+        if self.listener.is_some() {
+            if let Packet::Control(c) = packet {
+                self.listener_handshake(now, from, c);
+            } else {
+                self.stats.handshakes_refused += 1;
+            }
+            return;
+        }
+        let Some(id) = self.connecting.get(&from).and_then(|l| l.first()).copied() else {
+            self.stats.unroutable += 1;
+            return;
+        };
+        if let Some(conn) = self.conns.get_mut(&id) {
+            conn.handle_packet(now, packet);
+            self.after_op(id);
+        }
+    }
+
+    fn reply(&mut self, to: SocketAddr, dst: SocketId, hs: Handshake) {
+        if self.replies.len() < MAX_QUEUED_REPLIES {
+            self.replies.push_back((to, dst, hs));
+        } else {
+            self.stats.replies_dropped += 1;
+        }
+    }
+
+    /// The listener's handling of a handshake (spec §5.2).
+    fn listener_handshake(&mut self, now: Instant, from: SocketAddr, c: &ControlPacket<'_>) {
+        let Some(listener) = self.listener.as_ref() else {
+            return;
+        };
+        // 4.11 listeners ignore handshakes whose body is not exactly 48 bytes.
+        let Control::Handshake(hs) = c.control else {
+            self.stats.handshakes_refused += 1;
+            return;
+        };
+        if c.body_len != HANDSHAKE_LEN {
+            self.stats.handshakes_refused += 1;
+            return;
+        }
+        if hs.request == RequestType::REQUEST {
+            // First phase: echo the request with a cookie; keep no state.
+            let mut echo = hs;
+            echo.cookie = listener.cookies.issue(from, now);
+            self.reply(from, hs.socket_id, echo);
+            return;
+        }
+        if !listener.cookies.check(from, hs.cookie, now) || !hs.socket_id.is_valid() {
+            self.stats.handshakes_refused += 1;
+            return;
+        }
+        let mut reject = hs;
+        reject.request = RequestType::REJECT;
+        if hs.version != UDT_VERSION
+            || hs.socket_type != listener.config.kind.wire()
+            || hs.mss < MIN_MSS
+        {
+            self.stats.handshakes_refused += 1;
+            self.reply(from, hs.socket_id, reject);
+            return;
+        }
+        if let Some(&existing) = self.accepted_from.get(&(from, hs.socket_id)) {
+            if let Some(conn) = self.conns.get_mut(&existing) {
+                if conn.created_by(&hs) && conn.is_healthy() {
+                    // Our response was lost: answer again.
+                    conn.resend_response();
+                    self.after_op(existing);
+                    return;
+                }
+            }
+            self.accepted_from.remove(&(from, hs.socket_id));
+        }
+        let listener = self.listener.as_ref().expect("checked above");
+        if listener.queue.len() >= listener.backlog
+            || self.conns.len() >= self.config.max_connections
+        {
+            self.stats.handshakes_refused += 1;
+            self.reply(from, hs.socket_id, reject);
+            return;
+        }
+        let config = listener.config.clone();
+        let id = self.allocate_id();
+        let conn = Connection::accept(now, config, id, from, &hs);
+        self.conns.insert(id, conn);
+        self.accepted_from.insert((from, hs.socket_id), id);
+        if let Some(l) = self.listener.as_mut() {
+            l.queue.push_back(id);
+        }
+        self.after_op(id);
+    }
+
+    /// Pops the connections whose deadline is at or before `now` into `self.due`.
+    fn collect_due(&mut self, now: Instant) {
+        self.due.clear();
+        while let Some(&Reverse((t, id))) = self.timers.peek() {
+            if t > now {
+                break;
+            }
+            self.timers.pop();
+            if let Some(conn) = self.conns.get_mut(&id) {
+                if conn.scheduled == Some(t) {
+                    conn.scheduled = None;
+                    self.due.push(id);
+                }
+            }
+        }
+    }
+
+    /// Runs every timer due at `now`.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        self.collect_due(now);
+        let due = core::mem::take(&mut self.due);
+        for &id in &due {
+            if let Some(conn) = self.conns.get_mut(&id) {
+                conn.handle_timeout(now);
+            }
+            self.after_op(id);
+        }
+        self.due = due;
+    }
+
+    /// The earliest instant at which the endpoint needs [`handle_timeout`](Self::handle_timeout)
+    /// or [`poll_transmit`](Self::poll_transmit); `None` if it only waits for datagrams.
+    pub fn poll_timeout(&mut self) -> Option<Instant> {
+        if !self.replies.is_empty() {
+            return Some(Instant::ZERO);
+        }
+        while let Some(&Reverse((t, id))) = self.timers.peek() {
+            match self.conns.get(&id) {
+                Some(c) if c.scheduled == Some(t) => return Some(t),
+                _ => {
+                    self.timers.pop();
+                }
+            }
+        }
+        None
+    }
+
+    /// Writes the next datagram due at `now` into `buf` (at least the largest MSS in use minus
+    /// 28 bytes; 65 536 always suffices) and says where it goes.
+    pub fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
+        while let Some((to, dst, hs)) = self.replies.pop_front() {
+            if let Ok(len) = ControlPacket::new(dst, Control::Handshake(hs)).emit(buf) {
+                return Some(Transmit {
+                    destination: to,
+                    len,
+                });
+            }
+        }
+        loop {
+            let &Reverse((t, id)) = self.timers.peek()?;
+            if t > now {
+                return None;
+            }
+            self.timers.pop();
+            let Some(conn) = self.conns.get_mut(&id) else {
+                continue;
+            };
+            if conn.scheduled != Some(t) {
+                continue;
+            }
+            conn.scheduled = None;
+            conn.handle_timeout(now);
+            let sent = conn.poll_transmit(now, buf);
+            let destination = conn.peer_addr();
+            self.after_op(id);
+            match sent {
+                Some(len) => return Some(Transmit { destination, len }),
+                None => {
+                    // Nothing came out although the deadline had passed: make sure this
+                    // connection cannot spin at the same instant.
+                    if let Some(conn) = self.conns.get_mut(&id) {
+                        if conn.scheduled.is_some_and(|d| d <= now) {
+                            let later = now.plus_micros(1);
+                            conn.scheduled = Some(later);
+                            self.timers.push(Reverse((later, id)));
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Mutable access to one connection of an endpoint; see [`Endpoint::connection_mut`].
+pub struct ConnectionMut<'a> {
+    ep: &'a mut Endpoint,
+    id: SocketId,
+}
+
+impl Deref for ConnectionMut<'_> {
+    type Target = Connection;
+    fn deref(&self) -> &Connection {
+        &self.ep.conns[&self.id]
+    }
+}
+
+impl DerefMut for ConnectionMut<'_> {
+    fn deref_mut(&mut self) -> &mut Connection {
+        self.ep
+            .conns
+            .get_mut(&self.id)
+            .expect("guard exists only for a held connection")
+    }
+}
+
+impl Drop for ConnectionMut<'_> {
+    fn drop(&mut self) {
+        self.ep.after_op(self.id);
+    }
+}

@@ -1,0 +1,207 @@
+//! A tiny deterministic network for the engine's integration tests: endpoints exchange
+//! datagrams through links with a fixed one-way delay and optional seeded loss, duplication
+//! and reordering, in simulated time. (The full simulator with bottleneck queues and metrics
+//! is the `udt-sim` crate.)
+#![allow(dead_code)]
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::net::SocketAddr;
+
+use rand_chacha::ChaCha8Rng;
+use rand_core::{Rng, SeedableRng};
+use udt_proto::{Endpoint, EndpointConfig, Instant};
+
+/// Impairments applied to every datagram.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Impairment {
+    /// Probability of dropping a datagram.
+    pub loss: f64,
+    /// Probability of delivering a datagram twice.
+    pub duplicate: f64,
+    /// Extra random delay, uniform in 0..=jitter_us (reorders packets).
+    pub jitter_us: u64,
+}
+
+pub struct Node {
+    pub addr: SocketAddr,
+    pub ep: Endpoint,
+    /// Drop datagrams arriving at this node while true.
+    pub blackout: bool,
+}
+
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+struct InFlight {
+    at: u64,
+    order: u64,
+    to: usize,
+    from: SocketAddr,
+    data: Vec<u8>,
+}
+
+pub struct Net {
+    pub now: Instant,
+    pub nodes: Vec<Node>,
+    pub one_way_delay_us: u64,
+    pub impair: Impairment,
+    /// Datagrams delivered, dropped.
+    pub delivered: u64,
+    pub dropped: u64,
+    queue: BinaryHeap<Reverse<InFlight>>,
+    order: u64,
+    rng: ChaCha8Rng,
+    buf: Vec<u8>,
+}
+
+impl Net {
+    pub fn new(seed: u64, one_way_delay_us: u64) -> Self {
+        Net {
+            now: Instant::from_micros(1_000_000),
+            nodes: Vec::new(),
+            one_way_delay_us,
+            impair: Impairment::default(),
+            delivered: 0,
+            dropped: 0,
+            queue: BinaryHeap::new(),
+            order: 0,
+            rng: ChaCha8Rng::seed_from_u64(seed),
+            buf: vec![0u8; 65_536],
+        }
+    }
+
+    pub fn add(&mut self, addr: &str, seed: u64) -> usize {
+        let ep = Endpoint::new(EndpointConfig {
+            seed,
+            ..Default::default()
+        });
+        self.nodes.push(Node {
+            addr: addr.parse().unwrap(),
+            ep,
+            blackout: false,
+        });
+        self.nodes.len() - 1
+    }
+
+    pub fn addr(&self, node: usize) -> SocketAddr {
+        self.nodes[node].addr
+    }
+
+    fn chance(&mut self, p: f64) -> bool {
+        p > 0.0 && (self.rng.next_u64() as f64 / u64::MAX as f64) < p
+    }
+
+    /// Collects and routes every datagram the nodes have to send now.
+    fn flush(&mut self) {
+        for i in 0..self.nodes.len() {
+            loop {
+                let now = self.now;
+                let Some(t) = self.nodes[i].ep.poll_transmit(now, &mut self.buf) else {
+                    break;
+                };
+                let from = self.nodes[i].addr;
+                let Some(to) = self.nodes.iter().position(|n| n.addr == t.destination) else {
+                    self.dropped += 1;
+                    continue;
+                };
+                if self.chance(self.impair.loss) {
+                    self.dropped += 1;
+                    continue;
+                }
+                let copies = if self.chance(self.impair.duplicate) {
+                    2
+                } else {
+                    1
+                };
+                for _ in 0..copies {
+                    let jitter = if self.impair.jitter_us > 0 {
+                        self.rng.next_u64() % (self.impair.jitter_us + 1)
+                    } else {
+                        0
+                    };
+                    self.order += 1;
+                    self.queue.push(Reverse(InFlight {
+                        at: now.as_micros() + self.one_way_delay_us + jitter,
+                        order: self.order,
+                        to,
+                        from,
+                        data: self.buf[..t.len].to_vec(),
+                    }));
+                }
+            }
+        }
+    }
+
+    /// The next instant anything happens.
+    fn next_event(&mut self) -> Option<u64> {
+        let mut t = self.queue.peek().map(|Reverse(p)| p.at);
+        for n in &mut self.nodes {
+            if let Some(d) = n.ep.poll_timeout() {
+                let d = d.as_micros().max(self.now.as_micros());
+                t = Some(t.map_or(d, |x| x.min(d)));
+            }
+        }
+        t
+    }
+
+    /// Advances to the next event (at most to `limit`) and processes it. False if nothing is
+    /// left to do before `limit`.
+    pub fn step(&mut self, limit: Instant) -> bool {
+        self.flush();
+        let Some(t) = self.next_event() else {
+            self.now = limit;
+            return false;
+        };
+        if t > limit.as_micros() {
+            self.now = limit;
+            return false;
+        }
+        self.now = Instant::from_micros(t.max(self.now.as_micros()));
+        while let Some(Reverse(p)) = self.queue.peek() {
+            if p.at > self.now.as_micros() {
+                break;
+            }
+            let Reverse(p) = self.queue.pop().unwrap();
+            if self.nodes[p.to].blackout {
+                self.dropped += 1;
+                continue;
+            }
+            self.delivered += 1;
+            let now = self.now;
+            self.nodes[p.to].ep.handle_datagram(now, p.from, &p.data);
+        }
+        let now = self.now;
+        for n in &mut self.nodes {
+            n.ep.handle_timeout(now);
+        }
+        self.flush();
+        true
+    }
+
+    /// Runs until `done` returns true (checked after every step) or `limit` seconds of
+    /// simulated time pass. Returns whether `done` became true.
+    pub fn run_until(&mut self, limit_s: f64, mut done: impl FnMut(&mut Net) -> bool) -> bool {
+        let limit = self.now.plus_micros((limit_s * 1e6) as u64);
+        loop {
+            if done(self) {
+                return true;
+            }
+            if !self.step(limit) && self.now >= limit {
+                return done(self);
+            }
+        }
+    }
+}
+
+/// The verifiable payload: the byte at stream offset `i` is `i mod 251`.
+pub fn pattern(offset: u64, buf: &mut [u8]) {
+    for (k, b) in buf.iter_mut().enumerate() {
+        *b = ((offset + k as u64) % 251) as u8;
+    }
+}
+
+/// Checks `buf` against the pattern at `offset`; returns the index of the first mismatch.
+pub fn check_pattern(offset: u64, buf: &[u8]) -> Option<usize> {
+    buf.iter()
+        .enumerate()
+        .position(|(k, &b)| b != ((offset + k as u64) % 251) as u8)
+}
