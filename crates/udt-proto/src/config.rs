@@ -64,6 +64,12 @@ pub struct ConnectionConfig {
     pub connect_timeout: Duration,
     /// Rendezvous mode (`UDT_RENDEZVOUS`).
     pub rendezvous: bool,
+    /// Re-report losses still missing after a NAK interval (the UDT draft's NAK timer).
+    /// 4.11 reports each loss once and leaves lost retransmissions to the sender's timeout,
+    /// which costs a silent stall of at least 300 ms and a go-back-N burst; repeating the
+    /// report repairs them in about one RTT. A 4.11 sender accepts repeated reports. `false`
+    /// reproduces 4.11 exactly.
+    pub periodic_nak: bool,
 }
 
 impl Default for ConnectionConfig {
@@ -79,6 +85,7 @@ impl Default for ConnectionConfig {
             congestion_control: cc::by_name("udt").expect("native algorithm is registered"),
             connect_timeout: Duration::from_secs(3),
             rendezvous: false,
+            periodic_nak: true,
         }
     }
 }
@@ -96,6 +103,7 @@ impl core::fmt::Debug for ConnectionConfig {
             .field("congestion_control", &self.congestion_control.name())
             .field("connect_timeout", &self.connect_timeout)
             .field("rendezvous", &self.rendezvous)
+            .field("periodic_nak", &self.periodic_nak)
             .finish()
     }
 }

@@ -42,6 +42,8 @@ pub struct Counters {
     pub msg_snd_dropped: u64,
     /// Packets of messages the receiver discarded because they could not be completed.
     pub pkt_rcv_dropped: u64,
+    /// EXP expiries with data outstanding (retransmission timeouts).
+    pub timeouts: u64,
 }
 
 /// Counters plus the time base of the local (since last query) interval.

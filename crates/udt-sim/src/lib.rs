@@ -5,5 +5,13 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod link;
 pub mod metrics;
+pub mod pattern;
 pub mod plot;
+pub mod report;
+pub mod scenario;
+pub mod world;
+
+pub use report::{simulate, Report};
+pub use scenario::Scenario;

@@ -14,6 +14,7 @@
 
 mod event;
 mod handshake;
+mod nak_timer;
 mod receiver;
 mod sender;
 mod timers;
@@ -54,6 +55,8 @@ enum Outgoing {
     Ack(Ack),
     LightAck(SeqNo),
     Nak(SeqRange),
+    /// A NAK carrying an already encoded loss list.
+    NakList(Vec<u8>),
     Ack2(AckNo),
     Shutdown,
     Drop(DropRequest),
@@ -133,6 +136,8 @@ pub struct Connection {
     /// Time of the last 6-word ACK.
     last_rates_ack_time: Option<Instant>,
     ack_history: AckHistory,
+    /// When each outstanding loss was last reported (periodic NAK).
+    nak_schedule: nak_timer::NakSchedule,
     rate_estimator: ReceiveRateEstimator,
     readable_signalled: bool,
 
@@ -208,6 +213,7 @@ impl Connection {
             light_ack_count: 1,
             last_rates_ack_time: None,
             ack_history: AckHistory::default(),
+            nak_schedule: nak_timer::NakSchedule::default(),
             rate_estimator: ReceiveRateEstimator::default(),
             readable_signalled: false,
             rtt: RttEstimator::default(),
@@ -504,6 +510,18 @@ impl Connection {
         }
     }
 
+    /// Closes at once, without lingering: data not yet acknowledged is abandoned and the peer
+    /// is sent a Shutdown.
+    pub fn abort(&mut self, now: Instant) {
+        match self.state {
+            State::Connected | State::Closing { .. } => {
+                self.released = true;
+                self.finish(now, CloseReason::Local);
+            }
+            _ => self.close(now),
+        }
+    }
+
     /// Ends a live connection: Shutdown to the peer, congestion control closed.
     fn finish(&mut self, now: Instant, reason: CloseReason) {
         if !self.shutdown_received {
@@ -615,6 +633,9 @@ impl Connection {
                     Control::Nak(LossReport::parse(&nak[..n]).ok()?),
                 )
             }
+            Outgoing::NakList(words) => {
+                (self.peer_id, Control::Nak(LossReport::parse(words).ok()?))
+            }
             Outgoing::Ack2(n) => (self.peer_id, Control::Ack2(*n)),
             Outgoing::Shutdown => (self.peer_id, Control::Shutdown),
             Outgoing::Drop(d) => (self.peer_id, Control::DropRequest(*d)),
@@ -678,6 +699,9 @@ impl Connection {
                 if let Some(ack) = self.ack_deadline() {
                     t = t.min(ack);
                 }
+                if let Some(nak) = self.nak_deadline() {
+                    t = t.min(nak);
+                }
                 if self.has_sendable_data() {
                     t = t.min(self.next_send_time());
                 }
@@ -696,6 +720,7 @@ impl Connection {
             State::Connecting(_) => self.connecting_timeout(now),
             State::Connected | State::Closing { .. } => {
                 self.check_ack_timers(now);
+                self.check_nak_timer(now);
                 self.check_exp(now);
                 if let State::Closing { deadline } = self.state {
                     if now >= deadline {

@@ -7,10 +7,13 @@ use crate::cc::PacketInfo;
 use crate::config::SocketKind;
 use crate::seq::{SeqNo, SeqRange};
 use crate::time::{Instant, SYN_US};
-use crate::wire::{Ack, AckRates, DataPacket, DropRequest};
+use crate::wire::{Ack, AckRates, DataPacket, DropRequest, LossReport};
 
 /// A light ACK is sent after every this many data packets since the last full ACK.
 const LIGHT_ACK_PACKETS: u32 = 64;
+/// Smallest round-trip allowance of the NAK timer, µs (so the first repeat comes at least
+/// 20 ms after a report).
+const MIN_NAK_RTO_US: u64 = 10_000;
 
 impl Connection {
     /// The ACK number now: the first lost packet, or the one after the largest received.
@@ -96,6 +99,70 @@ impl Connection {
         self.stats.count(|c| c.pkt_sent_ack += 1);
     }
 
+    /// The round-trip allowance the NAK timer multiplies: RTT + 4·RTTVar, at least 10 ms.
+    fn nak_rto_us(&self) -> u64 {
+        (u64::from(self.rtt.rtt_us()) + 4 * u64::from(self.rtt.var_us())).max(MIN_NAK_RTO_US)
+    }
+
+    /// When some loss is next due to be reported again, if periodic NAKs are on.
+    pub(super) fn nak_deadline(&self) -> Option<Instant> {
+        if !self.config.periodic_nak || self.rcv_loss.is_empty() {
+            return None;
+        }
+        self.nak_schedule.deadline(self.nak_rto_us())
+    }
+
+    /// Reports again the losses whose last report is old enough (see [`super::nak_timer`]),
+    /// as many ranges as one packet holds.
+    pub(super) fn check_nak_timer(&mut self, now: Instant) {
+        if self.nak_deadline().is_none_or(|t| now < t) {
+            return;
+        }
+        // The body must fit the peer's receive buffer for control packets (payload size).
+        let max_bytes = (self.payload_size / 4 * 4).max(8);
+        let mut words = vec![0u8; max_bytes];
+        let mut len = 0;
+        let rto = self.nak_rto_us();
+        let mut ranges = self.rcv_loss.ranges().peekable();
+        self.nak_schedule.take_due(now, rto, |prev, last| {
+            // Losses in (prev, last]: skip ranges that end before the span.
+            while ranges
+                .peek()
+                .is_some_and(|r| prev.is_some_and(|p| !r.last.is_after(p)))
+            {
+                ranges.next();
+            }
+            while let Some(r) = ranges.peek().copied() {
+                if r.first.is_after(last) {
+                    break;
+                }
+                let first = match prev {
+                    Some(p) if !r.first.is_after(p) => p.next(),
+                    _ => r.first,
+                };
+                let piece = SeqRange {
+                    first,
+                    last: r.last.min_wrapping(last),
+                };
+                match LossReport::encode([piece], &mut words[len..]) {
+                    Ok(n) => len += n,
+                    Err(_) => return false,
+                }
+                if r.last.is_after(last) {
+                    break;
+                }
+                ranges.next();
+            }
+            true
+        });
+        drop(ranges);
+        if len > 0 {
+            words.truncate(len);
+            self.queue(Outgoing::NakList(words));
+            self.stats.count(|c| c.pkt_sent_nak += 1);
+        }
+    }
+
     /// An arriving data packet (spec §9.2).
     pub(super) fn on_data(&mut self, now: Instant, d: &DataPacket<'_>) {
         let seq = d.header.seq;
@@ -135,6 +202,7 @@ impl Connection {
             };
             self.rcv_loss.push_back(lost);
             self.queue(Outgoing::Nak(lost));
+            self.nak_schedule.reported(lost.last, now);
             let n = u64::from(lost.len());
             self.stats.count(|c| {
                 c.pkt_rcv_loss += n;
@@ -147,8 +215,8 @@ impl Connection {
         }
         if seq.is_after(self.rcv_curr_seq) {
             self.rcv_curr_seq = seq;
-        } else {
-            self.rcv_loss.remove(seq);
+        } else if self.rcv_loss.remove(seq) {
+            self.nak_schedule.prune(self.rcv_loss.first());
         }
         self.signal_readable();
     }

@@ -32,6 +32,7 @@ impl Connection {
                 });
                 self.stats.count(|c| c.pkt_snd_loss += u64::from(n));
             }
+            self.stats.count(|c| c.timeouts += 1);
             self.with_cc(now, |cc, ctx| cc.on_timeout(ctx));
             self.resume_sending(now);
         } else {

@@ -271,6 +271,14 @@ impl Endpoint {
         }
     }
 
+    /// Closes a connection at once, without lingering (see [`Connection::abort`]).
+    pub fn abort(&mut self, now: Instant, id: SocketId) {
+        if let Some(c) = self.conns.get_mut(&id) {
+            c.abort(now);
+            self.after_op(id);
+        }
+    }
+
     // ---------------------------------------------------------------------------------------
     // Access.
 

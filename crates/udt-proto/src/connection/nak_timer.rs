@@ -1,0 +1,157 @@
+//! When to report a loss again (the UDT draft's NAK timer, which 4.11 disabled; spec §8.10).
+//!
+//! Each gap the receiver detects is reported at once. If the packets are still missing after
+//! `k` round-trip times, they are reported again, with `k` starting at 2 and growing by one per
+//! report, as the draft specifies: a retransmission needs about one RTT to arrive, so a report
+//! is only repeated once the retransmission it asked for must have been lost. Reporting sooner
+//! would make the sender's congestion control see losses that did not happen.
+//!
+//! The schedule keeps one entry per reported gap (ordered by sequence number, like the loss
+//! list); an entry covers the losses after the previous entry's `last` up to its own `last`.
+
+use std::collections::VecDeque;
+
+use crate::seq::SeqNo;
+use crate::time::Instant;
+
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    /// Last sequence number covered by this entry.
+    last: SeqNo,
+    /// When its losses were last reported.
+    reported_at: Instant,
+    /// Multiple of the RTT to wait before the next report.
+    k: u32,
+}
+
+/// Report times of outstanding losses.
+#[derive(Clone, Debug, Default)]
+pub(super) struct NakSchedule {
+    entries: VecDeque<Entry>,
+}
+
+/// First repeat after this many RTTs.
+const FIRST_K: u32 = 2;
+/// The wait stops growing here, so a long outage still gets reports.
+const MAX_K: u32 = 16;
+
+impl NakSchedule {
+    /// A gap ending at `last` was detected and reported at `now`.
+    pub(super) fn reported(&mut self, last: SeqNo, now: Instant) {
+        self.entries.push_back(Entry {
+            last,
+            reported_at: now,
+            k: FIRST_K,
+        });
+    }
+
+    /// Forgets entries wholly before `first_missing` (their losses were repaired).
+    pub(super) fn prune(&mut self, first_missing: Option<SeqNo>) {
+        match first_missing {
+            None => self.entries.clear(),
+            Some(first) => {
+                while self
+                    .entries
+                    .front()
+                    .is_some_and(|e| e.last.is_before(first))
+                {
+                    self.entries.pop_front();
+                }
+            }
+        }
+    }
+
+    /// The earliest instant a report is due, for RTT+4·RTTVar = `rto_us`.
+    pub(super) fn deadline(&self, rto_us: u64) -> Option<Instant> {
+        self.entries
+            .iter()
+            .map(|e| e.reported_at.plus_micros(u64::from(e.k) * rto_us))
+            .min()
+    }
+
+    /// Calls `report` with the `last` bound of every entry due at `now` (in ascending order)
+    /// and marks them reported; `report` returns false when the packet is full, which stops
+    /// the walk (the rest stay due).
+    pub(super) fn take_due(
+        &mut self,
+        now: Instant,
+        rto_us: u64,
+        mut report: impl FnMut(Option<SeqNo>, SeqNo) -> bool,
+    ) {
+        let mut prev_last: Option<SeqNo> = None;
+        for e in self.entries.iter_mut() {
+            if now >= e.reported_at.plus_micros(u64::from(e.k) * rto_us) {
+                if !report(prev_last, e.last) {
+                    break;
+                }
+                e.reported_at = now;
+                e.k = (e.k + 1).min(MAX_K);
+            }
+            prev_last = Some(e.last);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(n: u32) -> SeqNo {
+        SeqNo::new(n).unwrap()
+    }
+    fn t(us: u64) -> Instant {
+        Instant::from_micros(us)
+    }
+
+    #[test]
+    fn reports_repeat_after_growing_multiples_of_the_rtt() {
+        let mut n = NakSchedule::default();
+        n.reported(s(10), t(0));
+        n.reported(s(20), t(500));
+        assert_eq!(n.deadline(1000), Some(t(2000)));
+        let mut got = vec![];
+        n.take_due(t(2000), 1000, |prev, last| {
+            got.push((prev, last));
+            true
+        });
+        assert_eq!(got, vec![(None, s(10))]);
+        // Entry 1 now waits 3 RTTs from 2000; entry 2 is due at 2500.
+        assert_eq!(n.deadline(1000), Some(t(2500)));
+        got.clear();
+        n.take_due(t(2500), 1000, |prev, last| {
+            got.push((prev, last));
+            true
+        });
+        assert_eq!(got, vec![(Some(s(10)), s(20))]);
+        assert_eq!(n.deadline(1000), Some(t(5000)));
+    }
+
+    #[test]
+    fn repaired_gaps_are_forgotten() {
+        let mut n = NakSchedule::default();
+        n.reported(s(10), t(0));
+        n.reported(s(20), t(0));
+        n.prune(Some(s(15)));
+        assert_eq!(n.entries.len(), 1);
+        n.prune(None);
+        assert_eq!(n.deadline(1000), None);
+    }
+
+    #[test]
+    fn a_full_packet_stops_the_walk() {
+        let mut n = NakSchedule::default();
+        n.reported(s(10), t(0));
+        n.reported(s(20), t(0));
+        let mut calls = 0;
+        n.take_due(t(5000), 1000, |_, _| {
+            calls += 1;
+            false
+        });
+        assert_eq!(calls, 1);
+        assert_eq!(
+            n.deadline(1000),
+            Some(t(2000)),
+            "nothing was marked reported"
+        );
+    }
+}
