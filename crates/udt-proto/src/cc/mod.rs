@@ -24,7 +24,7 @@ use crate::stats::{InstantStats, PerfStats, Stats};
 use crate::time::Instant;
 use crate::wire::{MessageWord, UserDefined};
 
-pub use native::{NativeCc, NativeConfig, NativeVariant};
+pub use native::{DecreaseRule, NativeCc, NativeConfig};
 pub use registry::{by_name, names};
 
 /// Measurements the connection provides to congestion control before each hook.

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use super::native::{NativeCc, NativeConfig, NativeVariant};
+use super::native::{NativeCc, NativeConfig};
 use super::{CongestionControl, FnFactory, SharedFactory};
 
 /// Names [`by_name`] accepts, with a one-line description each.
@@ -27,19 +27,10 @@ pub fn names() -> &'static [(&'static str, &'static str)] {
 /// The factory for the algorithm called `name`, or `None` if there is none.
 pub fn by_name(name: &str) -> Option<SharedFactory> {
     let config = match name {
-        "udt" => NativeConfig::default(),
-        "udt-noisy" => NativeConfig {
-            noisy_link: true,
-            ..Default::default()
-        },
-        "udt-paper" => NativeConfig {
-            variant: NativeVariant::Paper,
-            noisy_link: false,
-        },
-        "udt-paper-noisy" => NativeConfig {
-            variant: NativeVariant::Paper,
-            noisy_link: true,
-        },
+        "udt" => NativeConfig::udt4(),
+        "udt-noisy" => NativeConfig::udt4().with_noisy_link(),
+        "udt-paper" => NativeConfig::paper(),
+        "udt-paper-noisy" => NativeConfig::paper().with_noisy_link(),
         _ => return None,
     };
     let owned = name.to_owned();

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Runs the whole test suite, installing what a fresh Debian machine lacks.
+# This is the README's test command; .ci/run calls it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# --- what the suite needs -------------------------------------------------------------------
+missing=()
+command -v cargo >/dev/null 2>&1 || { echo "error: cargo (Rust >= 1.85) is required: https://rustup.rs" >&2; exit 1; }
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
+fi
+
+# --- checks ----------------------------------------------------------------------------------
+echo "== format"
+cargo fmt --all -- --check
+echo "== lint"
+cargo clippy --workspace --all-targets --quiet -- -D warnings
+echo "== tests (unit, property, integration, scaled-down paper scenarios)"
+cargo test --workspace --quiet
+echo "== all tests passed"
