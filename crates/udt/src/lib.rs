@@ -1,0 +1,37 @@
+//! # udt
+//!
+//! UDT over real UDP, on the sans-IO engine `udt-proto`: blocking and non-blocking stream
+//! sockets with `std::io::Read`/`Write`, a listener, and rendezvous connections.
+//!
+//! ```no_run
+//! use std::io::{Read, Write};
+//!
+//! let listener = udt::Listener::bind("127.0.0.1:9000")?;
+//! std::thread::spawn(move || -> udt::Result<()> {
+//!     let (mut conn, _peer) = listener.accept()?;
+//!     let mut buf = Vec::new();
+//!     conn.read_to_end(&mut buf)?;
+//!     Ok(())
+//! });
+//! let mut stream = udt::Stream::connect("127.0.0.1:9000")?;
+//! stream.write_all(b"hello over UDT")?;
+//! stream.close()?;
+//! # Ok::<(), udt::Error>(())
+//! ```
+//!
+//! Each bound UDP port is served by one I/O thread that paces sending to the congestion
+//! control's period with microsecond precision and moves datagrams in batches
+//! (`recvmmsg`/`sendmmsg`) with a kernel timestamp per datagram.
+#![warn(missing_docs)]
+
+mod clock;
+mod error;
+mod mux;
+mod socket;
+mod udp;
+
+pub use error::{Error, Result};
+pub use socket::{Builder, Listener, Stream, DEFAULT_UDP_RECV_BUFFER, DEFAULT_UDP_SEND_BUFFER};
+pub use udp::BufferSizes;
+pub use udt_proto::stats::PerfStats;
+pub use udt_proto::{cc, SocketKind};

@@ -1,0 +1,357 @@
+//! A multiplexer: one UDP socket, one I/O thread, and the [`Endpoint`] that holds every UDT
+//! connection (and the listener) on that port.
+//!
+//! The I/O thread is the only one that touches the socket. It sleeps until the endpoint's next
+//! deadline or until a datagram or a wake-up arrives, reads datagrams in batches, and sends
+//! whatever the endpoint has due. Application threads call into the endpoint under the same
+//! lock, wake the I/O thread when their call moved a deadline earlier, and block on a
+//! per-connection condition variable that the I/O thread signals when the connection reports
+//! an event. Threads therefore do not grow with connections: one per UDP port.
+//!
+//! Pacing: the thread asks the kernel for 1 µs timer slack, sleeps in `ppoll` until shortly
+//! before the next send time and spins the rest, so the inter-packet period is kept to a few
+//! microseconds.
+
+use std::collections::HashMap;
+use std::io;
+use std::net::SocketAddr;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, SystemTime};
+
+use udt_proto::{Connection, Endpoint, EndpointConfig, Event, Instant, SocketId};
+
+use crate::clock::Clock;
+use crate::error::{Error, Result};
+use crate::udp::{recv_batch, BufferSizes, RecvBatch, SendBatch, UdpPort, BATCH};
+
+/// Below this much time to the next deadline the I/O thread spins instead of sleeping, µs.
+const SPIN_US: u64 = 60;
+
+/// An eventfd that wakes the I/O thread.
+#[derive(Debug)]
+struct Waker {
+    fd: OwnedFd,
+}
+
+impl Waker {
+    fn new() -> io::Result<Self> {
+        // SAFETY: eventfd returns a new descriptor or -1.
+        let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `fd` is a fresh descriptor we own.
+        Ok(Waker {
+            fd: unsafe { OwnedFd::from_raw_fd(fd) },
+        })
+    }
+
+    fn wake(&self) {
+        let one: u64 = 1;
+        // SAFETY: writes 8 bytes from a live u64 to our eventfd; failure (counter full) means a
+        // wake-up is already pending, which is all we want.
+        unsafe {
+            libc::write(self.fd.as_raw_fd(), (&one as *const u64).cast(), 8);
+        }
+    }
+
+    fn drain(&self) {
+        let mut v: u64 = 0;
+        // SAFETY: reads 8 bytes into a live u64 from our non-blocking eventfd.
+        unsafe {
+            libc::read(self.fd.as_raw_fd(), (&mut v as *mut u64).cast(), 8);
+        }
+    }
+}
+
+/// State shared by the I/O thread and the application's sockets, under one lock.
+pub(crate) struct State {
+    pub(crate) ep: Endpoint,
+    /// Condition variables of connections that application threads wait on.
+    waiters: HashMap<SocketId, Arc<Condvar>>,
+    /// Signalled when a connection is queued for `accept`.
+    pub(crate) accept_cv: Arc<Condvar>,
+    /// Live application handles (sockets, listeners) on this multiplexer.
+    pub(crate) handles: usize,
+    /// The deadline the I/O thread currently sleeps towards.
+    io_deadline: Option<Instant>,
+    /// Connections whose last event the application has not seen, by kind.
+    pub(crate) connect_results: HashMap<SocketId, std::result::Result<(), udt_proto::ConnectError>>,
+}
+
+impl State {
+    /// The condition variable of connection `id`.
+    pub(crate) fn waiter(&mut self, id: SocketId) -> Arc<Condvar> {
+        self.waiters
+            .entry(id)
+            .or_insert_with(|| Arc::new(Condvar::new()))
+            .clone()
+    }
+
+    /// Hands out the endpoint's events: records connect results and wakes waiting threads.
+    fn dispatch_events(&mut self) {
+        while let Some((id, ev)) = self.ep.poll_event() {
+            match ev {
+                Event::Connected => {
+                    self.connect_results.insert(id, Ok(()));
+                    // An accepted connection is ready for accept().
+                    self.accept_cv.notify_all();
+                }
+                Event::ConnectFailed(e) => {
+                    self.connect_results.insert(id, Err(e));
+                }
+                _ => {}
+            }
+            if let Some(cv) = self.waiters.get(&id) {
+                cv.notify_all();
+            }
+        }
+        // Forget waiters of connections the endpoint has freed.
+        if self.waiters.len() > self.ep.connection_count() {
+            let ep = &self.ep;
+            self.waiters.retain(|id, _| ep.connection(*id).is_some());
+            self.connect_results
+                .retain(|id, _| ep.connection(*id).is_some());
+        }
+    }
+}
+
+/// The multiplexer shared by the sockets of one UDP port.
+pub(crate) struct Mux {
+    state: Mutex<State>,
+    pub(crate) clock: Clock,
+    waker: Waker,
+    local: SocketAddr,
+    pub(crate) buffers: BufferSizes,
+}
+
+impl Mux {
+    /// Opens a UDP socket on `addr` and starts its I/O thread.
+    pub(crate) fn bind(
+        addr: SocketAddr,
+        udp_recv_buf: usize,
+        udp_send_buf: usize,
+    ) -> Result<Arc<Mux>> {
+        let port = UdpPort::bind(addr, udp_recv_buf, udp_send_buf)?;
+        let mut seed = [0u8; 8];
+        getrandom::fill(&mut seed).map_err(|e| Error::Io(io::Error::other(e.to_string())))?;
+        let ep = Endpoint::new(EndpointConfig {
+            seed: u64::from_le_bytes(seed),
+            ..Default::default()
+        });
+        let mux = Arc::new(Mux {
+            state: Mutex::new(State {
+                ep,
+                waiters: HashMap::new(),
+                accept_cv: Arc::new(Condvar::new()),
+                handles: 0,
+                io_deadline: None,
+                connect_results: HashMap::new(),
+            }),
+            clock: Clock::new(),
+            waker: Waker::new()?,
+            local: port.local_addr(),
+            buffers: port.buffers,
+        });
+        let m = Arc::clone(&mux);
+        std::thread::Builder::new()
+            .name(format!("udt-io-{}", port.local_addr().port()))
+            .spawn(move || io_loop(m, port))?;
+        Ok(mux)
+    }
+
+    /// The bound local address.
+    pub(crate) fn local_addr(&self) -> SocketAddr {
+        self.local
+    }
+
+    /// Locks the shared state.
+    pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock poisons it; the state is still consistent enough to
+        // close sockets, so recover the guard rather than cascade the panic.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// After an application call: hand out events, and wake the I/O thread if the endpoint now
+    /// needs it sooner than it planned.
+    pub(crate) fn after_app_call(&self, st: &mut State) {
+        st.dispatch_events();
+        let due = st.ep.poll_timeout();
+        if let Some(t) = due {
+            if st.io_deadline.is_none_or(|d| t < d) {
+                st.io_deadline = Some(t);
+                self.waker.wake();
+            }
+        }
+    }
+
+    /// Wakes the I/O thread unconditionally (e.g. when the last handle goes away).
+    pub(crate) fn wake(&self) {
+        self.waker.wake();
+    }
+
+    /// Runs `op` on connection `id`, waiting while it reports `WouldBlock` — on the
+    /// connection's condition variable, until `deadline` if given — unless `nonblocking`.
+    pub(crate) fn blocking<R>(
+        &self,
+        id: SocketId,
+        nonblocking: bool,
+        deadline: Option<std::time::Instant>,
+        mut op: impl FnMut(&mut Connection, Instant) -> std::result::Result<R, udt_proto::Error>,
+    ) -> Result<R> {
+        let mut st = self.lock();
+        let cv = st.waiter(id);
+        loop {
+            let now = self.clock.now();
+            let r = match st.ep.connection_mut(id) {
+                Some(mut c) => op(&mut c, now),
+                None => Err(udt_proto::Error::ConnectionLost),
+            };
+            self.after_app_call(&mut st);
+            match r {
+                Err(udt_proto::Error::WouldBlock) if !nonblocking => {
+                    st = match deadline {
+                        None => cv.wait(st).unwrap_or_else(|p| p.into_inner()),
+                        Some(d) => {
+                            let left = d.saturating_duration_since(std::time::Instant::now());
+                            if left.is_zero() {
+                                return Err(Error::Timeout);
+                            }
+                            cv.wait_timeout(st, left)
+                                .unwrap_or_else(|p| p.into_inner())
+                                .0
+                        }
+                    };
+                }
+                other => return other.map_err(Error::from),
+            }
+        }
+    }
+}
+
+/// The I/O thread.
+fn io_loop(mux: Arc<Mux>, port: UdpPort) {
+    // SAFETY: prctl with an integer argument; affects only this thread's timer slack.
+    unsafe {
+        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
+    }
+    let mut rb = RecvBatch::new();
+    let mut sb = SendBatch::new();
+    let mut last_stamp = Instant::ZERO;
+    loop {
+        // Timers and transmissions due now.
+        let deadline = {
+            let mut st = mux.lock();
+            if st.handles == 0 && st.ep.connection_count() == 0 {
+                break;
+            }
+            let now = mux.clock.now();
+            st.ep.handle_timeout(now);
+            transmit(&mut st, now, &port, &mut sb);
+            st.dispatch_events();
+            let d = st.ep.poll_timeout();
+            st.io_deadline = d;
+            d
+        };
+        sb.flush(&port);
+        wait(&mux, &port, deadline);
+        // Everything that arrived.
+        loop {
+            // An error (e.g. an ICMP error queued on the socket) means nothing to read.
+            let n = recv_batch(&port, &mut rb).unwrap_or_default();
+            if n == 0 {
+                break;
+            }
+            let mut st = mux.lock();
+            let now = mux.clock.now();
+            let wall = SystemTime::now();
+            for i in 0..n {
+                let r = rb.got[i];
+                // Kernel timestamps keep each datagram's true arrival time (packet pairs!);
+                // they are kept monotonic in case the wall clock stepped.
+                let t = r
+                    .stamp
+                    .map_or(now, |s| Clock::from_wall(now, wall, s))
+                    .max(last_stamp);
+                last_stamp = t;
+                st.ep.handle_datagram(t, r.from, rb.data(i));
+            }
+            st.ep.handle_timeout(now);
+            transmit(&mut st, now, &port, &mut sb);
+            st.dispatch_events();
+            drop(st);
+            sb.flush(&port);
+            if n < BATCH {
+                break;
+            }
+        }
+    }
+}
+
+/// Moves every datagram the endpoint has due into the batch, sending full batches.
+fn transmit(st: &mut State, now: Instant, port: &UdpPort, sb: &mut SendBatch) {
+    while let Some(t) = st.ep.poll_transmit(now, sb.next_buf()) {
+        sb.push(t.len, t.destination);
+        if sb.is_full() {
+            sb.flush(port);
+        }
+    }
+}
+
+/// Sleeps until `deadline`, a datagram, or a wake-up: `ppoll` for most of the time, then a
+/// short spin for microsecond precision.
+fn wait(mux: &Mux, port: &UdpPort, deadline: Option<Instant>) {
+    loop {
+        let now = mux.clock.now();
+        let left_us = deadline.map(|d| d.as_micros().saturating_sub(now.as_micros()));
+        if left_us == Some(0) {
+            return;
+        }
+        let mut fds = [
+            libc::pollfd {
+                fd: port.fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: mux.waker.fd.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        let spin = left_us.is_some_and(|l| l <= SPIN_US);
+        let timeout = match left_us {
+            _ if spin => libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            },
+            Some(l) => {
+                let d = Duration::from_micros(l - SPIN_US);
+                libc::timespec {
+                    tv_sec: d.as_secs() as libc::time_t,
+                    tv_nsec: d.subsec_nanos() as libc::c_long,
+                }
+            }
+            None => libc::timespec {
+                tv_sec: 1,
+                tv_nsec: 0,
+            },
+        };
+        // SAFETY: two valid pollfds and a valid timespec; no signal mask change.
+        let rc = unsafe { libc::ppoll(fds.as_mut_ptr(), 2, &timeout, std::ptr::null()) };
+        if rc > 0 {
+            if fds[1].revents != 0 {
+                mux.waker.drain();
+            }
+            return;
+        }
+        if deadline.is_none() {
+            // Nothing scheduled: re-check the exit condition now and then.
+            return;
+        }
+        if spin {
+            std::hint::spin_loop();
+        }
+    }
+}
