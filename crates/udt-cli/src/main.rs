@@ -1,5 +1,6 @@
 //! `udt`: the command-line front end.
 
+mod perf;
 mod sim;
 
 use clap::{Parser, Subcommand};
@@ -16,11 +17,14 @@ struct Cli {
 enum Command {
     /// Runs a simulated network scenario and reports the papers' metrics.
     Sim(sim::SimArgs),
+    /// Measures throughput between two hosts, memory to memory, verifying every byte.
+    Perf(perf::PerfArgs),
 }
 
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Command::Sim(args) => sim::run(args),
+        Command::Perf(args) => perf::run(args),
     }
 }

@@ -13,7 +13,7 @@
 //!     conn.read_to_end(&mut buf)?;
 //!     Ok(())
 //! });
-//! let mut stream = udt::Stream::connect("127.0.0.1:9000")?;
+//! let mut stream = udt::Socket::connect("127.0.0.1:9000")?;
 //! stream.write_all(b"hello over UDT")?;
 //! stream.close()?;
 //! # Ok::<(), udt::Error>(())
@@ -31,7 +31,8 @@ mod socket;
 mod udp;
 
 pub use error::{Error, Result};
-pub use socket::{Builder, Listener, Stream, DEFAULT_UDP_RECV_BUFFER, DEFAULT_UDP_SEND_BUFFER};
+pub use socket::{Builder, Listener, Socket, DEFAULT_UDP_RECV_BUFFER, DEFAULT_UDP_SEND_BUFFER};
 pub use udp::BufferSizes;
+pub use udt_proto::buffer::MsgRead;
 pub use udt_proto::stats::PerfStats;
 pub use udt_proto::{cc, SocketKind};

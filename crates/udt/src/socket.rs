@@ -1,11 +1,12 @@
-//! Sockets: [`Builder`] (options), [`Stream`] (a connected stream socket, `Read` + `Write`)
-//! and [`Listener`].
+//! Sockets: [`Builder`] (options), [`Socket`] (a connection: a byte stream with `Read` and
+//! `Write`, or a message socket with `send_msg`/`recv_msg`) and [`Listener`].
 
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
 use std::time::Duration;
 
+use udt_proto::buffer::MsgRead;
 use udt_proto::cc::{self, SharedFactory};
 use udt_proto::stats::PerfStats;
 use udt_proto::{CloseReason, ConnectionConfig, SocketId, SocketKind};
@@ -50,7 +51,7 @@ impl Builder {
         Self::default()
     }
 
-    /// Stream or message socket.
+    /// Socket or message socket.
     pub fn kind(mut self, kind: SocketKind) -> Self {
         self.conn.kind = kind;
         self
@@ -135,7 +136,7 @@ impl Builder {
     }
 
     /// Connects to a listening UDT socket.
-    pub fn connect(&self, addr: impl ToSocketAddrs) -> Result<Stream> {
+    pub fn connect(&self, addr: impl ToSocketAddrs) -> Result<Socket> {
         let remote = resolve(addr)?;
         let mux = self.open(unspecified_like(remote))?;
         self.connect_on(mux, remote, self.conn.clone())
@@ -147,7 +148,7 @@ impl Builder {
         &self,
         local: impl ToSocketAddrs,
         remote: impl ToSocketAddrs,
-    ) -> Result<Stream> {
+    ) -> Result<Socket> {
         let local = resolve(local)?;
         let remote = resolve(remote)?;
         let mux = self.open(local)?;
@@ -165,7 +166,7 @@ impl Builder {
         mux: Arc<Mux>,
         remote: SocketAddr,
         conn: ConnectionConfig,
-    ) -> Result<Stream> {
+    ) -> Result<Socket> {
         let mut st = mux.lock();
         st.handles += 1;
         let now = mux.clock.now();
@@ -181,7 +182,7 @@ impl Builder {
         loop {
             if let Some(r) = st.connect_results.remove(&id) {
                 drop(st);
-                let stream = Stream::new(mux, id, self);
+                let stream = Socket::new(mux, id, self);
                 return match r {
                     Ok(()) => Ok(stream),
                     Err(e) => Err(Error::Connect(e)),
@@ -245,7 +246,7 @@ impl Listener {
     }
 
     /// Waits for the next established connection.
-    pub fn accept(&self) -> Result<(Stream, SocketAddr)> {
+    pub fn accept(&self) -> Result<(Socket, SocketAddr)> {
         let mut st = self.mux.lock();
         let cv = st.accept_cv.clone();
         loop {
@@ -254,7 +255,7 @@ impl Listener {
                 st.connect_results.remove(&id);
                 st.handles += 1;
                 drop(st);
-                let stream = Stream::from_accepted(Arc::clone(&self.mux), id, &self.builder);
+                let stream = Socket::from_accepted(Arc::clone(&self.mux), id, &self.builder);
                 return match peer {
                     Some(p) => Ok((stream, p)),
                     None => Err(Error::ConnectionLost),
@@ -276,8 +277,10 @@ impl Drop for Listener {
     }
 }
 
-/// A connected UDT stream socket.
-pub struct Stream {
+/// A UDT connection. A stream socket ([`SocketKind::Stream`], the default) carries bytes
+/// (`send`, `recv`, `Read`, `Write`); a message socket ([`SocketKind::Message`]) carries whole
+/// messages (`send_msg`, `recv_msg`) with optional time-to-live and out-of-order delivery.
+pub struct Socket {
     mux: Arc<Mux>,
     id: SocketId,
     read_timeout: Option<Duration>,
@@ -285,9 +288,9 @@ pub struct Stream {
     nonblocking: bool,
 }
 
-impl Stream {
-    fn new(mux: Arc<Mux>, id: SocketId, b: &Builder) -> Stream {
-        Stream {
+impl Socket {
+    fn new(mux: Arc<Mux>, id: SocketId, b: &Builder) -> Socket {
+        Socket {
             mux,
             id,
             read_timeout: b.read_timeout,
@@ -296,12 +299,12 @@ impl Stream {
         }
     }
 
-    fn from_accepted(mux: Arc<Mux>, id: SocketId, b: &Builder) -> Stream {
-        Stream::new(mux, id, b)
+    fn from_accepted(mux: Arc<Mux>, id: SocketId, b: &Builder) -> Socket {
+        Socket::new(mux, id, b)
     }
 
     /// Connects to `addr` with default options.
-    pub fn connect(addr: impl ToSocketAddrs) -> Result<Stream> {
+    pub fn connect(addr: impl ToSocketAddrs) -> Result<Socket> {
         Builder::new().connect(addr)
     }
 
@@ -367,6 +370,30 @@ impl Stream {
         }
     }
 
+    /// Sends one message (message sockets): delivered whole or, if `ttl` passes first, not at
+    /// all; `in_order`: deliver it only after every earlier message. Blocks until the whole
+    /// message fits in the send buffer.
+    pub fn send_msg(&self, data: &[u8], ttl: Option<Duration>, in_order: bool) -> Result<()> {
+        self.mux.blocking(
+            self.id,
+            self.nonblocking,
+            Self::deadline(self.write_timeout),
+            |c, now| c.send_msg(now, data, ttl, in_order),
+        )
+    }
+
+    /// Receives one message into `buf` (message sockets). If `buf` is too small the message is
+    /// cut and the rest discarded: compare `copied` with `msg_len`. Fails with
+    /// [`Error::ConnectionLost`] once the connection has ended and no message is left.
+    pub fn recv_msg(&self, buf: &mut [u8]) -> Result<MsgRead> {
+        self.mux.blocking(
+            self.id,
+            self.nonblocking,
+            Self::deadline(self.read_timeout),
+            |c, _| c.recv_msg(buf),
+        )
+    }
+
     fn closed_by_peer(&self) -> bool {
         let st = self.mux.lock();
         st.ep
@@ -406,7 +433,7 @@ impl Stream {
     }
 }
 
-impl Drop for Stream {
+impl Drop for Socket {
     fn drop(&mut self) {
         let mut st = self.mux.lock();
         let now = self.mux.clock.now();
@@ -418,18 +445,18 @@ impl Drop for Stream {
     }
 }
 
-impl io::Read for Stream {
+impl io::Read for Socket {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        Stream::recv(self, buf).map_err(io::Error::from)
+        Socket::recv(self, buf).map_err(io::Error::from)
     }
 }
 
-impl io::Write for Stream {
+impl io::Write for Socket {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         if buf.is_empty() {
             return Ok(0);
         }
-        Stream::send(self, buf).map_err(io::Error::from)
+        Socket::send(self, buf).map_err(io::Error::from)
     }
 
     fn flush(&mut self) -> io::Result<()> {

@@ -31,7 +31,7 @@ fn stream_transfer_is_byte_exact() {
         got
     });
     let start = Instant::now();
-    let mut s = udt::Stream::connect(addr).unwrap();
+    let mut s = udt::Socket::connect(addr).unwrap();
     let mut chunk = vec![0u8; 1 << 20];
     let mut sent = 0u64;
     while sent < TOTAL {
