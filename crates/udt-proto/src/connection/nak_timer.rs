@@ -24,6 +24,15 @@ struct Entry {
     k: u32,
 }
 
+/// What one call of the report callback of [`NakSchedule::take_due`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Reported {
+    /// Some loss of the span went into the packet.
+    pub(super) took_any: bool,
+    /// The packet is full.
+    pub(super) full: bool,
+}
+
 /// Report times of outstanding losses.
 #[derive(Clone, Debug, Default)]
 pub(super) struct NakSchedule {
@@ -69,23 +78,29 @@ impl NakSchedule {
             .min()
     }
 
-    /// Calls `report` with the `last` bound of every entry due at `now` (in ascending order)
-    /// and marks them reported; `report` returns false when the packet is full, which stops
-    /// the walk (the rest stay due).
+    /// Calls `report` with the span `(previous entry's last, last]` of every entry due at
+    /// `now`, in ascending order, and marks the entries reported. `report` says whether the
+    /// packet filled up and whether it took anything of the span: the walk stops at a full
+    /// packet, and an entry of which nothing fitted stays due for the next packet. An entry is
+    /// marked even when only part of its losses fitted (the rest waits one more interval), so
+    /// every call makes progress and a report is never repeated in a tight loop.
     pub(super) fn take_due(
         &mut self,
         now: Instant,
         rto_us: u64,
-        mut report: impl FnMut(Option<SeqNo>, SeqNo) -> bool,
+        mut report: impl FnMut(Option<SeqNo>, SeqNo) -> Reported,
     ) {
         let mut prev_last: Option<SeqNo> = None;
         for e in self.entries.iter_mut() {
             if now >= e.reported_at.plus_micros(u64::from(e.k) * rto_us) {
-                if !report(prev_last, e.last) {
+                let r = report(prev_last, e.last);
+                if !(r.full && !r.took_any) {
+                    e.reported_at = now;
+                    e.k = (e.k + 1).min(MAX_K);
+                }
+                if r.full {
                     break;
                 }
-                e.reported_at = now;
-                e.k = (e.k + 1).min(MAX_K);
             }
             prev_last = Some(e.last);
         }
@@ -112,7 +127,10 @@ mod tests {
         let mut got = vec![];
         n.take_due(t(2000), 1000, |prev, last| {
             got.push((prev, last));
-            true
+            Reported {
+                took_any: true,
+                full: false,
+            }
         });
         assert_eq!(got, vec![(None, s(10))]);
         // Entry 1 now waits 3 RTTs from 2000; entry 2 is due at 2500.
@@ -120,7 +138,10 @@ mod tests {
         got.clear();
         n.take_due(t(2500), 1000, |prev, last| {
             got.push((prev, last));
-            true
+            Reported {
+                took_any: true,
+                full: false,
+            }
         });
         assert_eq!(got, vec![(Some(s(10)), s(20))]);
         assert_eq!(n.deadline(1000), Some(t(5000)));
@@ -138,20 +159,44 @@ mod tests {
     }
 
     #[test]
-    fn a_full_packet_stops_the_walk() {
+    fn a_full_packet_stops_the_walk_but_progress_is_kept() {
         let mut n = NakSchedule::default();
         n.reported(s(10), t(0));
         n.reported(s(20), t(0));
+        n.reported(s(30), t(0));
+        // The first span partly fits: it is marked, and the walk stops.
         let mut calls = 0;
         n.take_due(t(5000), 1000, |_, _| {
             calls += 1;
-            false
+            Reported {
+                took_any: true,
+                full: true,
+            }
         });
         assert_eq!(calls, 1);
-        assert_eq!(
-            n.deadline(1000),
-            Some(t(2000)),
-            "nothing was marked reported"
-        );
+        // The second span fits, the third not at all: it stays due for the next packet.
+        let mut spans = vec![];
+        n.take_due(t(5000), 1000, |prev, last| {
+            spans.push((prev, last));
+            let second = spans.len() > 1;
+            Reported {
+                took_any: !second,
+                full: second,
+            }
+        });
+        assert_eq!(spans, vec![(Some(s(10)), s(20)), (Some(s(20)), s(30))]);
+        // The third entry keeps its old deadline, already past: it is still due.
+        assert_eq!(n.deadline(1000), Some(t(2000)));
+    }
+
+    #[test]
+    fn an_entry_with_nothing_left_to_report_does_not_stay_due() {
+        let mut n = NakSchedule::default();
+        n.reported(s(10), t(0));
+        n.take_due(t(5000), 1000, |_, _| Reported {
+            took_any: false,
+            full: false,
+        });
+        assert_eq!(n.deadline(1000), Some(t(5000 + 3000)));
     }
 }

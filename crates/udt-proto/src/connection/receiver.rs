@@ -1,6 +1,7 @@
 //! The receiving side (spec §8.2, §9): storing data, loss detection and NAK, full and light
 //! ACKs, ACK2 processing and message drop requests.
 
+use super::nak_timer::Reported;
 use super::{Connection, Outgoing};
 use crate::buffer::recv::Insert;
 use crate::cc::PacketInfo;
@@ -132,6 +133,7 @@ impl Connection {
             {
                 ranges.next();
             }
+            let before = len;
             while let Some(r) = ranges.peek().copied() {
                 if r.first.is_after(last) {
                     break;
@@ -146,14 +148,22 @@ impl Connection {
                 };
                 match LossReport::encode([piece], &mut words[len..]) {
                     Ok(n) => len += n,
-                    Err(_) => return false,
+                    Err(_) => {
+                        return Reported {
+                            took_any: len > before,
+                            full: true,
+                        }
+                    }
                 }
                 if r.last.is_after(last) {
                     break;
                 }
                 ranges.next();
             }
-            true
+            Reported {
+                took_any: len > before,
+                full: false,
+            }
         });
         drop(ranges);
         if len > 0 {
