@@ -9,6 +9,7 @@ pub mod link;
 pub mod metrics;
 pub mod pattern;
 pub mod plot;
+mod queue;
 pub mod report;
 pub mod scenario;
 pub mod world;

@@ -52,7 +52,14 @@ impl Link {
         }
         let start = self.busy_until.max(now as f64);
         self.busy_until = start + wire_bytes as f64 * self.ns_per_byte;
-        let at = self.busy_until.ceil() as Nanos;
+        // `busy_until.ceil()` without the library call (no SSE4.1 in the baseline target):
+        // `busy_until` is finite and non-negative.
+        let whole = self.busy_until as Nanos;
+        let at = if (whole as f64) < self.busy_until {
+            whole.saturating_add(1)
+        } else {
+            whole
+        };
         self.departures.push_back(at);
         Some(Departure {
             at,

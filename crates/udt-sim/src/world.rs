@@ -10,8 +10,6 @@
 //! Everything is driven by one seeded generator and one event queue ordered by (time, insertion
 //! order), so a scenario and a seed always produce the same run.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::time::Duration;
 
@@ -24,6 +22,7 @@ use udt_proto::{
 use crate::link::{Link, Nanos};
 use crate::metrics::{FlowRecord, RunRecord};
 use crate::pattern;
+use crate::queue::{EventQueue, Popped};
 use crate::scenario::{FlowSpec, Scenario};
 
 /// IP and UDP header bytes that a datagram carries on the link.
@@ -34,7 +33,7 @@ const RECEIVER_PORT: u16 = 9000;
 /// Bytes written to a send buffer per call.
 const WRITE_CHUNK: usize = 256 * 1024;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum EventKind {
     /// The in-flight packet in this slot leaves its sender's access link and reaches the
     /// bottleneck queue.
@@ -49,18 +48,22 @@ enum EventKind {
     FlowStop(u32),
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-struct Scheduled {
-    at: Nanos,
-    order: u64,
-    kind: EventKind,
-}
+/// Lanes of the event queue per flow: packets leaving the sender's access link, packets
+/// reaching the receiver, packets reaching the sender. On each, times never decrease unless
+/// jitter or reordering is configured (then overtaking packets go to the general heap).
+const LANES_PER_FLOW: usize = 3;
+const LANE_ACCESS: usize = 0;
+const LANE_FORWARD: usize = 1;
+const LANE_REVERSE: usize = 2;
 
 struct InFlight {
     to: u32,
     from: u32,
     from_addr: SocketAddr,
+    /// A buffer of `datagram_capacity` bytes (pool buffers are never shrunk, so they need no
+    /// zeroing when reused) holding the datagram in its first `len` bytes.
     data: Vec<u8>,
+    len: usize,
     /// Time spent in the sender's access queue, ns.
     access_wait: Nanos,
 }
@@ -152,8 +155,7 @@ pub struct World {
     end: Nanos,
     sample_ns: Nanos,
     buckets: usize,
-    queue: BinaryHeap<Reverse<Scheduled>>,
-    order: u64,
+    queue: EventQueue<EventKind, InFlight>,
     nodes: Vec<Node>,
     flows: Vec<Flow>,
     forward: Link,
@@ -205,8 +207,7 @@ impl World {
             end,
             sample_ns,
             buckets,
-            queue: BinaryHeap::new(),
-            order: 0,
+            queue: EventQueue::new(flows_spec.len() * LANES_PER_FLOW),
             nodes: Vec::with_capacity(flows_spec.len() * 2),
             flows: Vec::with_capacity(flows_spec.len()),
             forward: Link::new(scenario.link.rate_mbps, scenario.link.queue_packets),
@@ -283,12 +284,26 @@ impl World {
     }
 
     fn schedule(&mut self, at: Nanos, kind: EventKind) {
-        self.order += 1;
-        self.queue.push(Reverse(Scheduled {
-            at,
-            order: self.order,
-            kind,
-        }));
+        self.queue.push(at, kind);
+    }
+
+    /// Schedules a packet on lane `lane` of flow `flow`; `kind` makes the general-heap event
+    /// if it cannot go on the lane.
+    fn schedule_packet(
+        &mut self,
+        flow: usize,
+        lane: usize,
+        at: Nanos,
+        packet: InFlight,
+        kind: fn(u32) -> EventKind,
+    ) {
+        if let Err(packet) = self
+            .queue
+            .push_lane(flow * LANES_PER_FLOW + lane, at, packet)
+        {
+            let slot = self.store(packet);
+            self.queue.push(at, kind(slot));
+        }
     }
 
     fn bucket(&self, at: Nanos) -> usize {
@@ -305,25 +320,36 @@ impl World {
 
     /// Runs to the end of the scenario.
     pub fn run(mut self) -> RunOutput {
-        while let Some(Reverse(ev)) = self.queue.pop() {
-            if ev.at > self.end {
+        while let Some((at, ev)) = self.queue.pop() {
+            if at > self.end {
                 break;
             }
-            self.now = ev.at;
+            self.now = at;
             self.events += 1;
-            match ev.kind {
+            let kind = match ev {
+                Popped::Packet(lane, p) => {
+                    if lane % LANES_PER_FLOW == LANE_ACCESS {
+                        self.bottleneck(p);
+                    } else {
+                        self.deliver(p);
+                    }
+                    continue;
+                }
+                Popped::Event(kind) => kind,
+            };
+            match kind {
                 EventKind::Enqueue(slot) => {
-                    let p = self.slots[slot as usize]
-                        .take()
-                        .expect("scheduled slot holds a packet");
-                    self.free_slots.push(slot);
+                    let p = self.take_slot(slot);
                     self.bottleneck(p);
                 }
-                EventKind::Deliver(slot) => self.deliver(slot),
+                EventKind::Deliver(slot) => {
+                    let p = self.take_slot(slot);
+                    self.deliver(p);
+                }
                 EventKind::Timer(n) => {
                     let now = self.now_instant();
                     let node = &mut self.nodes[n as usize];
-                    if node.timer_at != Some(ev.at) {
+                    if node.timer_at != Some(at) {
                         continue; // superseded
                     }
                     node.timer_at = None;
@@ -379,17 +405,25 @@ impl World {
         }
     }
 
-    fn deliver(&mut self, slot: u32) {
+    fn take_slot(&mut self, slot: u32) -> InFlight {
         let p = self.slots[slot as usize]
             .take()
             .expect("scheduled slot holds a packet");
         self.free_slots.push(slot);
+        p
+    }
+
+    fn deliver(&mut self, p: InFlight) {
         let to = p.to as usize;
         let now = self.now_instant();
-        if self.nodes[to].role == Role::Receiver && p.data.first().is_some_and(|b| b & 0x80 == 0) {
+        let datagram = &p.data[..p.len];
+        if self.nodes[to].role == Role::Receiver && datagram.first().is_some_and(|b| b & 0x80 == 0)
+        {
             self.data_delivered += 1;
         }
-        self.nodes[to].ep.handle_datagram(now, p.from_addr, &p.data);
+        self.nodes[to]
+            .ep
+            .handle_datagram(now, p.from_addr, datagram);
         self.pool.push(p.data);
         self.service(to);
     }
@@ -417,16 +451,21 @@ impl World {
             }
         }
         loop {
-            let mut data = self.pool.pop().unwrap_or_default();
-            data.resize(self.datagram_capacity, 0);
+            let mut data = self.take_buffer();
             let Some(t) = self.nodes[n].ep.poll_transmit(now, &mut data) else {
                 self.pool.push(data);
                 break;
             };
-            data.truncate(t.len);
-            self.route(n, t.destination, data);
+            self.route(n, t.destination, data, t.len);
         }
         self.rearm(n);
+    }
+
+    /// A datagram buffer of `datagram_capacity` bytes (contents unspecified).
+    fn take_buffer(&mut self) -> Vec<u8> {
+        self.pool
+            .pop()
+            .unwrap_or_else(|| vec![0; self.datagram_capacity])
     }
 
     fn rearm(&mut self, n: usize) {
@@ -457,7 +496,7 @@ impl World {
     }
 
     /// Puts a datagram from node `from` on the path towards `to_addr`.
-    fn route(&mut self, from: usize, to_addr: SocketAddr, data: Vec<u8>) {
+    fn route(&mut self, from: usize, to_addr: SocketAddr, data: Vec<u8>, len: usize) {
         self.datagrams += 1;
         let flow = self.nodes[from].flow;
         let to = match self.nodes[from].role {
@@ -473,11 +512,12 @@ impl World {
             from: from as u32,
             from_addr: self.nodes[from].addr,
             data,
+            len,
             access_wait: 0,
         };
         if self.nodes[from].role == Role::Sender {
             let now = self.now;
-            let wire = packet.data.len() + IP_UDP_OVERHEAD;
+            let wire = packet.len + IP_UDP_OVERHEAD;
             let bucket = self.bucket(now);
             if let Some(access) = self.flows[flow].access.as_mut() {
                 // The sender's own interface first: a DropTail queue like the bottleneck's.
@@ -488,11 +528,11 @@ impl World {
                     self.pool.push(packet.data);
                     return;
                 };
-                let slot = self.store(InFlight {
+                let packet = InFlight {
                     access_wait: dep.queueing,
                     ..packet
-                });
-                self.schedule(dep.at, EventKind::Enqueue(slot));
+                };
+                self.schedule_packet(flow, LANE_ACCESS, dep.at, packet, EventKind::Enqueue);
                 return;
             }
         }
@@ -514,7 +554,7 @@ impl World {
         } else {
             &mut self.reverse
         };
-        let Some(dep) = link.offer(self.now, packet.data.len() + IP_UDP_OVERHEAD) else {
+        let Some(dep) = link.offer(self.now, packet.len + IP_UDP_OVERHEAD) else {
             self.dropped_queue += 1;
             if forward {
                 self.link_dropped[bucket] += 1;
@@ -535,7 +575,7 @@ impl World {
             self.pool.push(packet.data);
             return;
         }
-        let is_data = packet.data[0] & 0x80 == 0;
+        let is_data = packet.data[..packet.len][0] & 0x80 == 0;
         let f = &mut self.flows[flow];
         if forward && is_data {
             // RTT this packet experiences: the path's base RTT plus its waits in the queues.
@@ -569,8 +609,8 @@ impl World {
                     ..*p
                 }
             };
-            let slot = self.store(p);
-            self.schedule(at, EventKind::Deliver(slot));
+            let lane = if forward { LANE_FORWARD } else { LANE_REVERSE };
+            self.schedule_packet(flow, lane, at, p, EventKind::Deliver);
         }
     }
 
@@ -593,14 +633,28 @@ impl World {
                 Some(m) => (m as u64).min(limit - flow.written) as usize,
                 None => (WRITE_CHUNK as u64).min(limit - flow.written) as usize,
             };
-            let chunk = &mut self.scratch[..want];
-            pattern::fill(flow.written, chunk);
+            // A stream send takes at most the free buffer space plus what still fits in the
+            // last, partly filled packet; only that prefix of the chunk can be read, so only it
+            // is filled (the rest keeps older bytes that nothing reads). A message is taken
+            // whole or not at all.
+            let filled = match message_size {
+                Some(_) => want,
+                None => want.min(conn.send_buffer_free() + conn.payload_size()),
+            };
+            pattern::fill(flow.written, &mut self.scratch[..filled]);
+            let chunk = &self.scratch[..want];
             let result = match message_size {
                 Some(_) => conn.send_msg(now, chunk, None, true).map(|()| want),
                 None => conn.send(now, chunk),
             };
             match result {
-                Ok(n) => flow.written += n as u64,
+                Ok(n) => {
+                    assert!(
+                        n <= filled,
+                        "a send took bytes beyond the free buffer space"
+                    );
+                    flow.written += n as u64;
+                }
                 Err(Error::WouldBlock) => break,
                 Err(_) => return,
             }

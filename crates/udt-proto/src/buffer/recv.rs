@@ -179,7 +179,9 @@ impl RecvBuffer {
     /// Removes the front slot; true if it held unread data.
     fn pop_front(&mut self) -> bool {
         let had_data = if let Some(Slot::Data { buf, .. }) = self.slots.pop_front() {
-            self.pool.give(buf);
+            // Spares plus slots in use stay within the capacity.
+            let limit = self.capacity_pkts.saturating_sub(self.slots.len());
+            self.pool.give_up_to(buf, limit);
             true
         } else {
             false
@@ -187,10 +189,13 @@ impl RecvBuffer {
         self.start_seq = self.start_seq.next();
         self.prefix -= 1;
         self.read_offset = 0;
-        if self.slots.is_empty() {
-            self.pool.shrink();
-        }
         had_data
+    }
+
+    /// Frees the spare payload buffers that went unused since the previous call (see
+    /// [`BufferPool::trim_unused`]); the connection calls it about once a second.
+    pub fn trim_spares(&mut self) {
+        self.pool.trim_unused();
     }
 
     /// Bytes readable now as a stream.
@@ -322,13 +327,14 @@ impl RecvBuffer {
         let (first, last, partial) = self.find_message()?;
         let mut copied = 0;
         let mut msg_len = 0;
+        let limit = self.capacity_pkts.saturating_sub(self.slots.len());
         for slot in self.slots.range_mut(first..=last) {
             if let Slot::Data { buf, .. } = std::mem::replace(slot, Slot::Consumed) {
                 let n = buf.len().min(out.len() - copied);
                 out[copied..copied + n].copy_from_slice(&buf[..n]);
                 copied += n;
                 msg_len += buf.len();
-                self.pool.give(buf);
+                self.pool.give_up_to(buf, limit);
             }
         }
         self.clean_front();

@@ -247,15 +247,20 @@ impl SendBuffer {
             return 0;
         }
         let n = (n as usize).min(self.sent);
+        // Spares plus blocks in use stay within the capacity.
+        let limit = self.capacity_pkts - (self.blocks.len() - n).min(self.capacity_pkts);
         for b in self.blocks.drain(..n) {
-            self.pool.give(b.data);
+            self.pool.give_up_to(b.data, limit);
         }
         self.first_seq = self.first_seq.add(n as u32);
         self.sent -= n;
-        if self.blocks.is_empty() {
-            self.pool.shrink();
-        }
         n
+    }
+
+    /// Frees the spare payload buffers that went unused since the previous call (see
+    /// [`BufferPool::trim_unused`]); the connection calls it about once a second.
+    pub fn trim_spares(&mut self) {
+        self.pool.trim_unused();
     }
 
     /// Index of the last block of the message containing block `i`.

@@ -42,9 +42,14 @@ use handshake::Connecting;
 /// Most control packets queued for sending; beyond this they are dropped (and counted), so a
 /// flood of packets that each call for a reply cannot grow memory while the driver is slow.
 const MAX_QUEUED_CONTROL: usize = 4096;
+/// Largest pacing stretch congestion warnings can cause before congestion control's next
+/// update (about twenty warnings).
+const MAX_WARNING_STRETCH: f64 = 10.0;
 /// Upper bound on the pacing debt, µs: after a long stall the sender catches up at most this
 /// much instead of bursting.
 const MAX_TIME_DEBT_US: f64 = 5_000.0;
+/// How often the buffers free spare payload buffers they did not need, µs.
+const SPARE_TRIM_INTERVAL_US: u64 = 1_000_000;
 
 /// A control packet waiting to be sent.
 #[derive(Debug, Clone)]
@@ -118,6 +123,9 @@ pub struct Connection {
     peer_error: bool,
     /// The application found the send buffer full; signal `Writable` when space appears.
     send_blocked: bool,
+    /// Pacing stretch from congestion warnings (×1.125 each), until congestion control next
+    /// updates.
+    warning_stretch: f64,
 
     // Receiver (spec §8.2, §9).
     rcvbuf: RecvBuffer,
@@ -158,6 +166,8 @@ pub struct Connection {
     released: bool,
     /// Deadline under which the endpoint's timer heap holds this connection.
     pub(crate) scheduled: Option<Instant>,
+    /// When the buffers last freed their unused spare payload buffers.
+    spares_trimmed_at: Instant,
 }
 
 impl core::fmt::Debug for Connection {
@@ -202,6 +212,7 @@ impl Connection {
             bandwidth_pps: 1,
             peer_error: false,
             send_blocked: false,
+            warning_stretch: 1.0,
             rcvbuf: RecvBuffer::new(2, SeqNo::default()),
             rcv_loss: ReceiverLossList::new(),
             rcv_curr_seq: SeqNo::default(),
@@ -228,6 +239,7 @@ impl Connection {
             closed_with: None,
             released: false,
             scheduled: None,
+            spares_trimmed_at: now,
             config,
         }
     }
@@ -716,6 +728,13 @@ impl Connection {
 
     /// Runs the timers that are due at `now`.
     pub fn handle_timeout(&mut self, now: Instant) {
+        // Housekeeping on whatever timer runs (no deadline of its own): free payload buffers
+        // that went unused for a whole interval.
+        if now.micros_since(self.spares_trimmed_at) >= SPARE_TRIM_INTERVAL_US {
+            self.spares_trimmed_at = now;
+            self.sndbuf.trim_spares();
+            self.rcvbuf.trim_spares();
+        }
         match self.state {
             State::Connecting(_) => self.connecting_timeout(now),
             State::Connected | State::Closing { .. } => {
@@ -759,9 +778,11 @@ impl Connection {
                 }
                 Control::DropRequest(d) => self.on_drop_request(now, d),
                 Control::CongestionWarning => {
-                    // 4.11 stretches the period by 1/8 without telling congestion control.
-                    let p = self.cc_ctl.pkt_snd_period_us;
-                    self.cc_ctl.pkt_snd_period_us = (p * 1.125).ceil();
+                    // 4.11 stretches the period by 1/8 without telling congestion control,
+                    // which overwrites it at its next update: the effect is transient. We keep
+                    // the stretch apart, capped, and drop it at congestion control's next
+                    // update, so that a flood of warnings cannot stall the sender.
+                    self.warning_stretch = (self.warning_stretch * 1.125).min(MAX_WARNING_STRETCH);
                 }
                 Control::PeerError(_) => self.peer_error = true,
                 Control::UserDefined(u) => {

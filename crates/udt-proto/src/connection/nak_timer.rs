@@ -9,6 +9,7 @@
 //! The schedule keeps one entry per reported gap (ordered by sequence number, like the loss
 //! list); an entry covers the losses after the previous entry's `last` up to its own `last`.
 
+use std::cell::Cell;
 use std::collections::VecDeque;
 
 use crate::seq::SeqNo;
@@ -37,6 +38,11 @@ pub(super) struct Reported {
 #[derive(Clone, Debug, Default)]
 pub(super) struct NakSchedule {
     entries: VecDeque<Entry>,
+    /// The last [`deadline`](Self::deadline) with the `rto_us` it was computed for, kept up to
+    /// date by every change of the entries (or cleared when that would cost a walk). The
+    /// connection asks after every packet; the entries and the RTT change far less often, and
+    /// there may be many entries.
+    cached: Cell<Option<(u64, Option<Instant>)>>,
 }
 
 /// First repeat after this many RTTs.
@@ -44,14 +50,31 @@ const FIRST_K: u32 = 2;
 /// The wait stops growing here, so a long outage still gets reports.
 const MAX_K: u32 = 16;
 
+impl Entry {
+    /// When this entry's losses are next due, for RTT+4·RTTVar = `rto_us`.
+    fn due(&self, rto_us: u64) -> Instant {
+        self.reported_at.plus_micros(u64::from(self.k) * rto_us)
+    }
+}
+
+/// The earlier of an optional instant and an instant.
+fn earlier(a: Option<Instant>, b: Instant) -> Option<Instant> {
+    Some(a.map_or(b, |a| a.min(b)))
+}
+
 impl NakSchedule {
     /// A gap ending at `last` was detected and reported at `now`.
     pub(super) fn reported(&mut self, last: SeqNo, now: Instant) {
-        self.entries.push_back(Entry {
+        let e = Entry {
             last,
             reported_at: now,
             k: FIRST_K,
-        });
+        };
+        // The earliest deadline can only move earlier.
+        if let Some((rto, deadline)) = self.cached.get() {
+            self.cached.set(Some((rto, earlier(deadline, e.due(rto)))));
+        }
+        self.entries.push_back(e);
     }
 
     /// Forgets entries wholly before `first_missing` (their losses were repaired).
@@ -59,23 +82,37 @@ impl NakSchedule {
         match first_missing {
             None => self.entries.clear(),
             Some(first) => {
-                while self
-                    .entries
-                    .front()
-                    .is_some_and(|e| e.last.is_before(first))
-                {
+                while let Some(e) = self.entries.front() {
+                    if !e.last.is_before(first) {
+                        break;
+                    }
+                    // Removing an entry later than the earliest leaves the earliest alone.
+                    if let Some((rto, Some(deadline))) = self.cached.get() {
+                        if e.due(rto) <= deadline {
+                            self.cached.set(None);
+                        }
+                    }
                     self.entries.pop_front();
                 }
+            }
+        }
+        if self.entries.is_empty() {
+            if let Some((rto, _)) = self.cached.get() {
+                self.cached.set(Some((rto, None)));
             }
         }
     }
 
     /// The earliest instant a report is due, for RTT+4·RTTVar = `rto_us`.
     pub(super) fn deadline(&self, rto_us: u64) -> Option<Instant> {
-        self.entries
-            .iter()
-            .map(|e| e.reported_at.plus_micros(u64::from(e.k) * rto_us))
-            .min()
+        if let Some((rto, deadline)) = self.cached.get() {
+            if rto == rto_us {
+                return deadline;
+            }
+        }
+        let deadline = self.entries.iter().map(|e| e.due(rto_us)).min();
+        self.cached.set(Some((rto_us, deadline)));
+        deadline
     }
 
     /// Calls `report` with the span `(previous entry's last, last]` of every entry due at
@@ -91,19 +128,29 @@ impl NakSchedule {
         mut report: impl FnMut(Option<SeqNo>, SeqNo) -> Reported,
     ) {
         let mut prev_last: Option<SeqNo> = None;
-        for e in self.entries.iter_mut() {
-            if now >= e.reported_at.plus_micros(u64::from(e.k) * rto_us) {
+        // The new earliest deadline, found on the way.
+        let mut earliest = None;
+        let mut entries = self.entries.iter_mut();
+        for e in &mut entries {
+            let mut full = false;
+            if now >= e.due(rto_us) {
                 let r = report(prev_last, e.last);
-                if !(r.full && !r.took_any) {
+                if !r.full || r.took_any {
                     e.reported_at = now;
                     e.k = (e.k + 1).min(MAX_K);
                 }
-                if r.full {
-                    break;
-                }
+                full = r.full;
+            }
+            earliest = earlier(earliest, e.due(rto_us));
+            if full {
+                break;
             }
             prev_last = Some(e.last);
         }
+        for e in entries {
+            earliest = earlier(earliest, e.due(rto_us));
+        }
+        self.cached.set(Some((rto_us, earliest)));
     }
 }
 
@@ -198,5 +245,51 @@ mod tests {
             full: false,
         });
         assert_eq!(n.deadline(1000), Some(t(5000 + 3000)));
+    }
+
+    /// The cached earliest deadline always equals a fresh computation over the entries.
+    #[test]
+    fn cached_deadline_matches_a_fresh_computation() {
+        let mut n = NakSchedule::default();
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut rnd = |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        let (mut now, mut next_seq, mut first_missing) = (0u64, 0u32, 0u32);
+        for _ in 0..20_000 {
+            now += rnd(300);
+            let rto = [1000, 1000, 1000, 2500, 10_000][rnd(5) as usize];
+            match rnd(4) {
+                0 => {
+                    next_seq += 1 + rnd(5) as u32;
+                    n.reported(s(next_seq), t(now));
+                }
+                1 => {
+                    if rnd(8) == 0 {
+                        n.prune(None);
+                        first_missing = next_seq + 1;
+                    } else {
+                        first_missing = (first_missing + rnd(4) as u32).min(next_seq + 1);
+                        n.prune(Some(s(first_missing)));
+                    }
+                }
+                2 => {
+                    let mut room = rnd(4);
+                    n.take_due(t(now), rto, |_, _| {
+                        room = room.saturating_sub(1);
+                        Reported {
+                            took_any: rnd(3) > 0,
+                            full: room == 0,
+                        }
+                    });
+                }
+                _ => {}
+            }
+            let fresh = n.entries.iter().map(|e| e.due(rto)).min();
+            assert_eq!(n.deadline(rto), fresh);
+        }
     }
 }

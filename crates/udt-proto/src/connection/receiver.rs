@@ -244,18 +244,32 @@ impl Connection {
     /// A message drop request (spec §9.6). Honoured only by message sockets: a stream cannot
     /// lose bytes, so a drop request there is a protocol violation and is ignored.
     pub(super) fn on_drop_request(&mut self, _now: Instant, d: &DropRequest) {
+        // Validated in offsets from the receive buffer's start, which order numbers
+        // unambiguously within the window (wrap-aware comparisons of numbers 2^30 apart do
+        // not): the range must be forward and end inside the window.
+        let start = self.rcvbuf.start_seq();
+        let first = i64::from(start.offset_to(d.first));
+        let last = i64::from(start.offset_to(d.last));
+        let window = self.rcvbuf.capacity_pkts() as i64 - 1;
         if self.config.kind != SocketKind::Message
+            || first > last
+            || last >= window
             || !self.rcvbuf.drop_range(d.first, d.last, d.msg)
         {
             self.stats.count(|c| c.pkt_invalid += 1);
             return;
         }
-        let removed = self.rcv_loss.remove_range(SeqRange {
-            first: d.first,
+        if last < 0 {
+            return; // everything named was already delivered or given up
+        }
+        let first = first.max(0);
+        self.rcv_loss.remove_range(SeqRange {
+            first: start.add(first as u32),
             last: d.last,
         });
-        let _ = removed;
-        if !d.first.is_after(self.rcv_curr_seq.next()) && d.last.is_after(self.rcv_curr_seq) {
+        self.nak_schedule.prune(self.rcv_loss.first());
+        let curr = i64::from(start.offset_to(self.rcv_curr_seq));
+        if first <= curr + 1 && last > curr {
             self.rcv_curr_seq = d.last;
         }
         self.signal_readable();

@@ -20,8 +20,19 @@ pub(super) enum DataOutcome {
 impl Connection {
     /// Inter-packet period in force, µs: congestion control's, raised to respect the maximum
     /// bandwidth option (`10^6 · MSS / MAXBW`).
+    /// Offset of `seq` from the oldest unacknowledged packet (negative: already acknowledged).
+    /// Numbers a peer may legitimately name lie in `0 ..= sent_span()`.
+    fn window_offset(&self, seq: SeqNo) -> i64 {
+        i64::from(self.sndbuf.first_seq().offset_to(seq))
+    }
+
+    /// Offset of the next new packet: packets sent and not yet acknowledged.
+    fn sent_span(&self) -> i64 {
+        self.sndbuf.unacked_pkts() as i64
+    }
+
     fn effective_period_us(&self) -> f64 {
-        let p = self.cc_ctl.pkt_snd_period_us;
+        let p = self.cc_ctl.pkt_snd_period_us * self.warning_stretch;
         match self.config.max_bandwidth {
             Some(bw) => p.max(1e6 * f64::from(self.mss) / bw as f64),
             None => p,
@@ -31,7 +42,7 @@ impl Connection {
     /// When the next data packet may leave. New data also waits out a pause requested by
     /// congestion control; retransmissions do not.
     pub(super) fn next_send_time(&self) -> Instant {
-        let t = Instant::from_micros(self.next_send_us.max(0.0).ceil() as u64);
+        let t = Instant::from_micros(ceil_to_u64(self.next_send_us));
         match self.cc_ctl.pause_until {
             Some(p) if self.snd_loss.is_empty() => t.max(p),
             _ => t,
@@ -176,14 +187,18 @@ impl Connection {
         // ACK2 for every full ACK, before validation, as x86 builds of 4.11 do (spec §8.3).
         self.queue(Outgoing::Ack2(a.ack_no));
         let ack = a.ack;
-        if ack.is_after(self.sndbuf.last_sent_seq().next()) {
+        let off = self.window_offset(ack);
+        if off > self.sent_span() {
             // Acknowledges data never sent. 4.11 breaks the connection; we drop the packet, so
             // a forged or corrupted ACK cannot kill it.
             self.stats.count(|c| c.pkt_invalid += 1);
             return;
         }
+        if off < 0 {
+            return; // older than anything unacknowledged: a late duplicate
+        }
         let was_sendable = self.has_sendable_data();
-        if !ack.is_before(self.snd_last_ack) {
+        if off >= self.window_offset(self.snd_last_ack) {
             self.flow_window = a.avail_buf_pkts.clamp(2, MAX_WINDOW_PKTS);
             self.snd_last_ack = ack;
         }
@@ -200,6 +215,8 @@ impl Connection {
             }
             self.stats.count(|c| c.pkt_recv_ack += 1);
             self.with_cc(now, |cc, ctx| cc.on_ack(ctx, ack));
+            // Congestion control has set its rate: congestion warnings' stretch ends.
+            self.warning_stretch = 1.0;
             if self.send_blocked && self.sndbuf.free_pkts() > 0 {
                 self.send_blocked = false;
                 self.events.push_back(Event::Writable);
@@ -219,12 +236,14 @@ impl Connection {
 
     /// A light ACK (spec §10.5): window accounting only.
     pub(super) fn on_light_ack(&mut self, ack: SeqNo) {
-        if ack.is_after(self.sndbuf.last_sent_seq().next()) {
+        let off = self.window_offset(ack);
+        if off > self.sent_span() {
             self.stats.count(|c| c.pkt_invalid += 1);
             return;
         }
-        if !ack.is_before(self.snd_last_ack) {
-            let advanced = self.snd_last_ack.offset_to(ack).max(0) as u32;
+        let last_ack_off = self.window_offset(self.snd_last_ack);
+        if off >= last_ack_off {
+            let advanced = (off - last_ack_off) as u32;
             self.flow_window = self.flow_window.saturating_sub(advanced);
             self.snd_last_ack = ack;
         }
@@ -232,12 +251,16 @@ impl Connection {
 
     /// A NAK (spec §10.6).
     pub(super) fn on_nak(&mut self, now: Instant, report: &LossReport<'_>) {
-        let last_sent = self.sndbuf.last_sent_seq();
         // 4.11 hands the raw list to congestion control first and breaks the connection if it
-        // names unsent packets; we validate first and drop an invalid report.
+        // names unsent packets; we validate first and drop an invalid report. Validation is in
+        // offsets from the oldest unacknowledged packet: within the send window they order
+        // numbers unambiguously, where wrap-aware comparisons of arbitrary numbers do not
+        // (two numbers 2^30 apart compare "before" both ways).
+        let sent = self.sent_span();
         let mut ranges: Vec<SeqRange> = Vec::with_capacity(report.word_count());
         for r in report.ranges() {
-            if r.last.is_after(last_sent) {
+            let (first, last) = (self.window_offset(r.first), self.window_offset(r.last));
+            if last >= sent || first > last {
                 self.stats.count(|c| c.pkt_invalid += 1);
                 return;
             }
@@ -245,17 +268,21 @@ impl Connection {
         }
         self.stats.count(|c| c.pkt_recv_nak += 1);
         self.with_cc(now, |cc, ctx| cc.on_loss(ctx, &ranges));
+        self.warning_stretch = 1.0;
         let was_sendable = self.has_sendable_data();
-        let floor = self.snd_last_ack;
+        // Packets before the last ACK were received: never retransmit them.
+        let base = self.sndbuf.first_seq();
+        let floor = self.window_offset(self.snd_last_ack);
         let mut added = 0u64;
         for r in ranges {
-            if r.last.is_before(floor) {
+            let first = self.window_offset(r.first).max(floor);
+            let last = self.window_offset(r.last);
+            if first > last {
                 continue;
             }
-            let first = r.first.max_wrapping(floor);
             added += u64::from(self.snd_loss.insert(SeqRange {
-                first,
-                last: r.last,
+                first: base.add(first as u32),
+                last: base.add(last as u32),
             }));
         }
         self.stats.count(|c| c.pkt_snd_loss += added);
@@ -265,7 +292,57 @@ impl Connection {
     }
 }
 
+/// `x.max(0.0).ceil() as u64`, exactly, for every `x`, without the library call `ceil` is on
+/// targets without SSE4.1 (this runs after every packet).
+fn ceil_to_u64(x: f64) -> u64 {
+    let t = x as u64; // truncates; saturates at 0 and u64::MAX; NaN gives 0
+    if (t as f64) < x {
+        t.saturating_add(1)
+    } else {
+        t
+    }
+}
+
 /// The sender's smoothing of receiver-reported rates: `(7·old + new) / 8`.
 fn smooth(old: u32, sample: u32) -> u32 {
     ((7 * u64::from(old) + u64::from(sample)) >> 3) as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ceil_to_u64;
+
+    #[test]
+    fn ceil_to_u64_matches_the_float_ceiling() {
+        let mut values = vec![
+            -1e30,
+            -2.5,
+            -1.0,
+            -0.5,
+            -0.0,
+            0.0,
+            1e-300,
+            0.5,
+            1.0,
+            1.0000001,
+            123_456.75,
+            4_503_599_627_370_495.5,
+            9_007_199_254_740_993.0,
+            1.8446744073709552e19,
+            1e30,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+        ];
+        let mut x = 0.37f64;
+        for _ in 0..10_000 {
+            x = (x * 1.618_033_988_75 + 0.1).fract();
+            values.push(x * 1e7);
+            values.push(x * 1e18);
+            values.push(x.floor() + 1.0);
+        }
+        for v in values {
+            assert_eq!(ceil_to_u64(v), v.max(0.0).ceil() as u64, "{v}");
+        }
+    }
 }

@@ -34,6 +34,7 @@ impl Connection {
             }
             self.stats.count(|c| c.timeouts += 1);
             self.with_cc(now, |cc, ctx| cc.on_timeout(ctx));
+            self.warning_stretch = 1.0;
             self.resume_sending(now);
         } else {
             self.queue(Outgoing::KeepAlive);

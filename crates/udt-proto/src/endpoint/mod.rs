@@ -13,6 +13,7 @@
 mod cookie;
 
 use core::cmp::Reverse;
+use core::hash::{BuildHasher, Hasher};
 use core::net::SocketAddr;
 use core::ops::{Deref, DerefMut};
 use std::collections::{BinaryHeap, HashMap, VecDeque};
@@ -36,6 +37,139 @@ const MAX_SOCKET_ID: u32 = 1 << 30;
 /// Most handshake replies the listener queues; beyond this, requests are dropped (and
 /// counted) until the driver sends the backlog.
 const MAX_QUEUED_REPLIES: usize = 1024;
+
+/// Hashing of the connection table, keyed per endpoint.
+///
+/// Every datagram and every application call looks a connection up by socket ID, so the
+/// table's hash is on the hot path; SipHash costs more than the rest of a lookup. IDs are
+/// 32-bit values, most chosen by us, so one keyed multiply-and-fold mixes them well enough, and
+/// the key (derived from the endpoint's seed, without drawing from its generator) keeps bucket
+/// positions unpredictable to a peer. Peers cannot insert entries; they only choose the IDs
+/// looked up.
+#[derive(Clone, Copy, Debug)]
+struct IdHash {
+    key: u64,
+}
+
+impl IdHash {
+    fn new(seed: u64) -> Self {
+        // SplitMix64 finaliser of the seed, so nearby seeds give unrelated keys.
+        let mut z = seed ^ 0x5851_F42D_4C95_7F2D;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        IdHash { key: z ^ (z >> 31) }
+    }
+}
+
+impl BuildHasher for IdHash {
+    type Hasher = IdHasher;
+    fn build_hasher(&self) -> IdHasher {
+        IdHasher { state: self.key }
+    }
+}
+
+/// The hasher of [`IdHash`].
+struct IdHasher {
+    state: u64,
+}
+
+impl IdHasher {
+    fn mix(&mut self, word: u64) {
+        // A full 64×64→128-bit product, folded: every input bit reaches every output bit.
+        let m = u128::from(self.state ^ word) * u128::from(0x9E37_79B9_7F4A_7C15u64);
+        self.state = (m as u64) ^ ((m >> 64) as u64);
+    }
+}
+
+impl Hasher for IdHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.mix(u64::from_le_bytes(word));
+        }
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.mix(u64::from(n));
+    }
+    fn finish(&self) -> u64 {
+        self.state
+    }
+}
+
+/// The connections: a slab of slots, indexed by socket ID.
+///
+/// The timer heap and the guards of [`ConnectionMut`] remember a connection's slot, so the
+/// per-packet paths reach it without hashing; only a datagram's destination ID and the
+/// application's ID-based calls go through the index. A slot is reused only after its
+/// connection is gone, and every use by slot checks the socket ID stored in it.
+struct Table {
+    slots: Vec<Option<Connection>>,
+    free: Vec<u32>,
+    index: HashMap<SocketId, u32, IdHash>,
+}
+
+impl Table {
+    fn new(seed: u64) -> Self {
+        Table {
+            slots: Vec::new(),
+            free: Vec::new(),
+            index: HashMap::with_hasher(IdHash::new(seed)),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    fn slot(&self, id: SocketId) -> Option<u32> {
+        self.index.get(&id).copied()
+    }
+
+    fn get(&self, id: SocketId) -> Option<&Connection> {
+        self.at(self.slot(id)?, id)
+    }
+
+    /// The connection in `slot`, if it is still `id`'s.
+    fn at(&self, slot: u32, id: SocketId) -> Option<&Connection> {
+        self.slots
+            .get(slot as usize)?
+            .as_ref()
+            .filter(|c| c.local_id() == id)
+    }
+
+    /// The connection in `slot`, if it is still `id`'s.
+    fn at_mut(&mut self, slot: u32, id: SocketId) -> Option<&mut Connection> {
+        self.slots
+            .get_mut(slot as usize)?
+            .as_mut()
+            .filter(|c| c.local_id() == id)
+    }
+
+    /// Adds a connection under its ID (not yet held); returns its slot.
+    fn insert(&mut self, conn: Connection) -> u32 {
+        let id = conn.local_id();
+        let slot = match self.free.pop() {
+            Some(slot) => {
+                self.slots[slot as usize] = Some(conn);
+                slot
+            }
+            None => {
+                self.slots.push(Some(conn));
+                (self.slots.len() - 1) as u32
+            }
+        };
+        self.index.insert(id, slot);
+        slot
+    }
+
+    /// Frees `slot`, held by `id`.
+    fn remove(&mut self, slot: u32, id: SocketId) {
+        self.slots[slot as usize] = None;
+        self.free.push(slot);
+        self.index.remove(&id);
+    }
+}
 
 /// Options of an endpoint.
 #[derive(Clone, Debug)]
@@ -108,20 +242,22 @@ pub struct Endpoint {
     config: EndpointConfig,
     rng: ChaCha8Rng,
     next_id: u32,
-    conns: HashMap<SocketId, Connection>,
+    conns: Table,
     listener: Option<Listener>,
     /// Sockets connecting to an address, for datagrams addressed to ID 0.
     connecting: HashMap<SocketAddr, Vec<SocketId>>,
     /// Server-side connections by (client address, client socket ID), to answer repeated
     /// requests.
     accepted_from: HashMap<(SocketAddr, SocketId), SocketId>,
-    timers: BinaryHeap<Reverse<(Instant, SocketId)>>,
+    /// Connections by deadline: (deadline, ID, slot); an entry is stale unless the slot still
+    /// holds that connection and its `scheduled` deadline is this one.
+    timers: BinaryHeap<Reverse<(Instant, SocketId, u32)>>,
     /// Listener replies (cookie echoes, rejections): destination, destination socket ID,
     /// handshake.
     replies: VecDeque<(SocketAddr, SocketId, Handshake)>,
     events: VecDeque<(SocketId, Event)>,
     stats: EndpointStats,
-    due: Vec<SocketId>,
+    due: Vec<(SocketId, u32)>,
 }
 
 impl core::fmt::Debug for Endpoint {
@@ -139,10 +275,10 @@ impl Endpoint {
         let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
         let next_id = 1 + rng.next_u32() % MAX_SOCKET_ID;
         Endpoint {
+            conns: Table::new(config.seed),
             config,
             rng,
             next_id,
-            conns: HashMap::new(),
             listener: None,
             connecting: HashMap::new(),
             accepted_from: HashMap::new(),
@@ -166,7 +302,7 @@ impl Endpoint {
 
     /// IDs of all connections held.
     pub fn connection_ids(&self) -> impl Iterator<Item = SocketId> + '_ {
-        self.conns.keys().copied()
+        self.conns.index.keys().copied()
     }
 
     /// Socket IDs count down from a random start and skip IDs in use (4.11 allocates the same
@@ -179,7 +315,7 @@ impl Endpoint {
             } else {
                 self.next_id - 1
             };
-            if !self.conns.contains_key(&id) {
+            if self.conns.slot(id).is_none() {
                 return id;
             }
         }
@@ -257,25 +393,31 @@ impl Endpoint {
         let id = self.allocate_id();
         let isn = self.random_isn();
         let conn = Connection::connect(now, config, id, remote, isn);
-        self.conns.insert(id, conn);
+        let slot = self.conns.insert(conn);
         self.connecting.entry(remote).or_default().push(id);
-        self.after_op(id);
+        self.after_op(id, slot);
         Ok(id)
     }
 
     /// Closes a connection (see [`Connection::close`]); the endpoint frees it once finished.
     pub fn close(&mut self, now: Instant, id: SocketId) {
-        if let Some(c) = self.conns.get_mut(&id) {
+        let Some(slot) = self.conns.slot(id) else {
+            return;
+        };
+        if let Some(c) = self.conns.at_mut(slot, id) {
             c.close(now);
-            self.after_op(id);
+            self.after_op(id, slot);
         }
     }
 
     /// Closes a connection at once, without lingering (see [`Connection::abort`]).
     pub fn abort(&mut self, now: Instant, id: SocketId) {
-        if let Some(c) = self.conns.get_mut(&id) {
+        let Some(slot) = self.conns.slot(id) else {
+            return;
+        };
+        if let Some(c) = self.conns.at_mut(slot, id) {
             c.abort(now);
-            self.after_op(id);
+            self.after_op(id, slot);
         }
     }
 
@@ -284,15 +426,14 @@ impl Endpoint {
 
     /// A connection, read-only.
     pub fn connection(&self, id: SocketId) -> Option<&Connection> {
-        self.conns.get(&id)
+        self.conns.get(id)
     }
 
     /// A connection, for application operations. When the returned guard is dropped, the
     /// endpoint re-reads the connection's deadline and collects its events.
     pub fn connection_mut(&mut self, id: SocketId) -> Option<ConnectionMut<'_>> {
-        self.conns
-            .contains_key(&id)
-            .then_some(ConnectionMut { ep: self, id })
+        let slot = self.conns.slot(id)?;
+        Some(ConnectionMut { ep: self, id, slot })
     }
 
     /// The next event of any connection.
@@ -303,9 +444,10 @@ impl Endpoint {
     // ---------------------------------------------------------------------------------------
     // Driving.
 
-    /// Bookkeeping after anything happened to connection `id`: deadline, events, freeing.
-    fn after_op(&mut self, id: SocketId) {
-        let Some(conn) = self.conns.get_mut(&id) else {
+    /// Bookkeeping after anything happened to connection `id` (in `slot`): deadline, events,
+    /// freeing.
+    fn after_op(&mut self, id: SocketId, slot: u32) {
+        let Some(conn) = self.conns.at_mut(slot, id) else {
             return;
         };
         while let Some(e) = conn.poll_event() {
@@ -322,7 +464,7 @@ impl Endpoint {
         }
         if conn.is_reclaimable() {
             let peer = (conn.peer_addr(), conn.peer_id());
-            self.conns.remove(&id);
+            self.conns.remove(slot, id);
             if self.accepted_from.get(&peer) == Some(&id) {
                 self.accepted_from.remove(&peer);
             }
@@ -332,7 +474,7 @@ impl Endpoint {
         if deadline != conn.scheduled {
             conn.scheduled = deadline;
             if let Some(t) = deadline {
-                self.timers.push(Reverse((t, id)));
+                self.timers.push(Reverse((t, id, slot)));
             }
         }
     }
@@ -351,10 +493,11 @@ impl Endpoint {
             self.handle_request(now, from, &packet);
             return;
         }
-        match self.conns.get_mut(&dst) {
+        let slot = self.conns.slot(dst);
+        match slot.and_then(|slot| self.conns.at_mut(slot, dst)) {
             Some(conn) if conn.accepts_from(from) => {
                 conn.handle_packet(now, &packet);
-                self.after_op(dst);
+                self.after_op(dst, slot.expect("found by slot"));
             }
             _ => self.stats.unroutable += 1,
         }
@@ -374,9 +517,12 @@ impl Endpoint {
             self.stats.unroutable += 1;
             return;
         };
-        if let Some(conn) = self.conns.get_mut(&id) {
+        let Some(slot) = self.conns.slot(id) else {
+            return;
+        };
+        if let Some(conn) = self.conns.at_mut(slot, id) {
             conn.handle_packet(now, packet);
-            self.after_op(id);
+            self.after_op(id, slot);
         }
     }
 
@@ -424,12 +570,14 @@ impl Endpoint {
             return;
         }
         if let Some(&existing) = self.accepted_from.get(&(from, hs.socket_id)) {
-            if let Some(conn) = self.conns.get_mut(&existing) {
-                if conn.created_by(&hs) && conn.is_healthy() {
-                    // Our response was lost: answer again.
-                    conn.resend_response();
-                    self.after_op(existing);
-                    return;
+            if let Some(slot) = self.conns.slot(existing) {
+                if let Some(conn) = self.conns.at_mut(slot, existing) {
+                    if conn.created_by(&hs) && conn.is_healthy() {
+                        // Our response was lost: answer again.
+                        conn.resend_response();
+                        self.after_op(existing, slot);
+                        return;
+                    }
                 }
             }
             self.accepted_from.remove(&(from, hs.socket_id));
@@ -445,26 +593,26 @@ impl Endpoint {
         let config = listener.config.clone();
         let id = self.allocate_id();
         let conn = Connection::accept(now, config, id, from, &hs);
-        self.conns.insert(id, conn);
+        let slot = self.conns.insert(conn);
         self.accepted_from.insert((from, hs.socket_id), id);
         if let Some(l) = self.listener.as_mut() {
             l.queue.push_back(id);
         }
-        self.after_op(id);
+        self.after_op(id, slot);
     }
 
     /// Pops the connections whose deadline is at or before `now` into `self.due`.
     fn collect_due(&mut self, now: Instant) {
         self.due.clear();
-        while let Some(&Reverse((t, id))) = self.timers.peek() {
+        while let Some(&Reverse((t, id, slot))) = self.timers.peek() {
             if t > now {
                 break;
             }
             self.timers.pop();
-            if let Some(conn) = self.conns.get_mut(&id) {
+            if let Some(conn) = self.conns.at_mut(slot, id) {
                 if conn.scheduled == Some(t) {
                     conn.scheduled = None;
-                    self.due.push(id);
+                    self.due.push((id, slot));
                 }
             }
         }
@@ -474,11 +622,11 @@ impl Endpoint {
     pub fn handle_timeout(&mut self, now: Instant) {
         self.collect_due(now);
         let due = core::mem::take(&mut self.due);
-        for &id in &due {
-            if let Some(conn) = self.conns.get_mut(&id) {
+        for &(id, slot) in &due {
+            if let Some(conn) = self.conns.at_mut(slot, id) {
                 conn.handle_timeout(now);
             }
-            self.after_op(id);
+            self.after_op(id, slot);
         }
         self.due = due;
     }
@@ -489,8 +637,8 @@ impl Endpoint {
         if !self.replies.is_empty() {
             return Some(Instant::ZERO);
         }
-        while let Some(&Reverse((t, id))) = self.timers.peek() {
-            match self.conns.get(&id) {
+        while let Some(&Reverse((t, id, slot))) = self.timers.peek() {
+            match self.conns.at(slot, id) {
                 Some(c) if c.scheduled == Some(t) => return Some(t),
                 _ => {
                     self.timers.pop();
@@ -512,12 +660,12 @@ impl Endpoint {
             }
         }
         loop {
-            let &Reverse((t, id)) = self.timers.peek()?;
+            let &Reverse((t, id, slot)) = self.timers.peek()?;
             if t > now {
                 return None;
             }
             self.timers.pop();
-            let Some(conn) = self.conns.get_mut(&id) else {
+            let Some(conn) = self.conns.at_mut(slot, id) else {
                 continue;
             };
             if conn.scheduled != Some(t) {
@@ -527,17 +675,17 @@ impl Endpoint {
             conn.handle_timeout(now);
             let sent = conn.poll_transmit(now, buf);
             let destination = conn.peer_addr();
-            self.after_op(id);
+            self.after_op(id, slot);
             match sent {
                 Some(len) => return Some(Transmit { destination, len }),
                 None => {
                     // Nothing came out although the deadline had passed: make sure this
                     // connection cannot spin at the same instant.
-                    if let Some(conn) = self.conns.get_mut(&id) {
+                    if let Some(conn) = self.conns.at_mut(slot, id) {
                         if conn.scheduled.is_some_and(|d| d <= now) {
                             let later = now.plus_micros(1);
                             conn.scheduled = Some(later);
-                            self.timers.push(Reverse((later, id)));
+                            self.timers.push(Reverse((later, id, slot)));
                         }
                     }
                 }
@@ -550,12 +698,16 @@ impl Endpoint {
 pub struct ConnectionMut<'a> {
     ep: &'a mut Endpoint,
     id: SocketId,
+    slot: u32,
 }
 
 impl Deref for ConnectionMut<'_> {
     type Target = Connection;
     fn deref(&self) -> &Connection {
-        &self.ep.conns[&self.id]
+        self.ep
+            .conns
+            .at(self.slot, self.id)
+            .expect("guard exists only for a held connection")
     }
 }
 
@@ -563,13 +715,13 @@ impl DerefMut for ConnectionMut<'_> {
     fn deref_mut(&mut self) -> &mut Connection {
         self.ep
             .conns
-            .get_mut(&self.id)
+            .at_mut(self.slot, self.id)
             .expect("guard exists only for a held connection")
     }
 }
 
 impl Drop for ConnectionMut<'_> {
     fn drop(&mut self) {
-        self.ep.after_op(self.id);
+        self.ep.after_op(self.id, self.slot);
     }
 }

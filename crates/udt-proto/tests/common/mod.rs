@@ -12,6 +12,22 @@ use rand_chacha::ChaCha8Rng;
 use rand_core::{Rng, SeedableRng};
 use udt_proto::{Endpoint, EndpointConfig, Instant};
 
+/// A datagram about to enter the network, as shown to a [`Net::filter`].
+pub struct Datagram<'a> {
+    /// When it was sent.
+    pub now: Instant,
+    /// Its source address.
+    pub from: SocketAddr,
+    /// Its destination address.
+    pub to: SocketAddr,
+    /// Its bytes.
+    pub data: &'a [u8],
+}
+
+/// Decides the fate of each routed datagram before the random impairments: `false` drops it.
+/// Useful both to drop chosen packets and to observe the traffic.
+pub type Filter = Box<dyn FnMut(&Datagram<'_>) -> bool>;
+
 /// Impairments applied to every datagram.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Impairment {
@@ -28,6 +44,9 @@ pub struct Node {
     pub ep: Endpoint,
     /// Drop datagrams arriving at this node while true.
     pub blackout: bool,
+    /// Steps of [`Net::step`] at which this endpoint had a timer due (it was woken by time, not
+    /// by a datagram).
+    pub wakeups: u64,
 }
 
 #[derive(PartialEq, Eq, PartialOrd, Ord)]
@@ -51,6 +70,9 @@ pub struct Net {
     order: u64,
     rng: ChaCha8Rng,
     buf: Vec<u8>,
+    /// Optional filter applied to every routed datagram before the impairments (see
+    /// [`Filter`]); `None` (the default) lets everything through.
+    pub filter: Option<Filter>,
 }
 
 impl Net {
@@ -66,20 +88,53 @@ impl Net {
             order: 0,
             rng: ChaCha8Rng::seed_from_u64(seed),
             buf: vec![0u8; 65_536],
+            filter: None,
         }
     }
 
     pub fn add(&mut self, addr: &str, seed: u64) -> usize {
-        let ep = Endpoint::new(EndpointConfig {
-            seed,
-            ..Default::default()
-        });
+        self.add_with(
+            addr.parse().unwrap(),
+            EndpointConfig {
+                seed,
+                ..Default::default()
+            },
+        )
+    }
+
+    /// Adds a node at `addr` whose endpoint has configuration `config`.
+    pub fn add_with(&mut self, addr: SocketAddr, config: EndpointConfig) -> usize {
         self.nodes.push(Node {
-            addr: addr.parse().unwrap(),
-            ep,
+            addr,
+            ep: Endpoint::new(config),
             blackout: false,
+            wakeups: 0,
         });
         self.nodes.len() - 1
+    }
+
+    /// The node at `addr`, if any.
+    pub fn node_at(&self, addr: SocketAddr) -> Option<usize> {
+        self.nodes.iter().position(|n| n.addr == addr)
+    }
+
+    /// Puts a crafted datagram on the wire: it reaches node `to` `delay_us` from now, as if
+    /// sent from `from` (any address, not necessarily a node's). No filter or impairment
+    /// applies to it.
+    pub fn inject(&mut self, to: usize, from: SocketAddr, data: Vec<u8>, delay_us: u64) {
+        self.order += 1;
+        self.queue.push(Reverse(InFlight {
+            at: self.now.as_micros() + delay_us,
+            order: self.order,
+            to,
+            from,
+            data,
+        }));
+    }
+
+    /// Datagrams waiting in the network.
+    pub fn in_flight(&self) -> usize {
+        self.queue.len()
     }
 
     pub fn addr(&self, node: usize) -> SocketAddr {
@@ -103,6 +158,18 @@ impl Net {
                     self.dropped += 1;
                     continue;
                 };
+                if let Some(filter) = self.filter.as_mut() {
+                    let d = Datagram {
+                        now,
+                        from,
+                        to: t.destination,
+                        data: &self.buf[..t.len],
+                    };
+                    if !filter(&d) {
+                        self.dropped += 1;
+                        continue;
+                    }
+                }
                 if self.chance(self.impair.loss) {
                     self.dropped += 1;
                     continue;
@@ -171,6 +238,9 @@ impl Net {
         }
         let now = self.now;
         for n in &mut self.nodes {
+            if n.ep.poll_timeout().is_some_and(|t| t <= now) {
+                n.wakeups += 1;
+            }
             n.ep.handle_timeout(now);
         }
         self.flush();
@@ -204,4 +274,15 @@ pub fn check_pattern(offset: u64, buf: &[u8]) -> Option<usize> {
     buf.iter()
         .enumerate()
         .position(|(k, &b)| b != ((offset + k as u64) % 251) as u8)
+}
+
+/// A payload pattern distinct per `key` (a connection or message number): the byte at offset
+/// `i` is `(i + 37·key) mod 251`, so two keys that are not congruent mod 251 never agree.
+pub fn keyed_pattern(key: u64, offset: u64, buf: &mut [u8]) {
+    pattern(offset + 37 * key, buf);
+}
+
+/// Checks `buf` against [`keyed_pattern`]; returns the index of the first mismatch.
+pub fn check_keyed_pattern(key: u64, offset: u64, buf: &[u8]) -> Option<usize> {
+    check_pattern(offset + 37 * key, buf)
 }
