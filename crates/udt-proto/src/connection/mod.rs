@@ -8,8 +8,9 @@
 //! [`send_msg`](Connection::send_msg)/[`recv_msg`](Connection::recv_msg),
 //! [`close`](Connection::close) and [`events`](Connection::poll_event).
 //!
-//! The code is split by the spec's chapters: [`handshake`] (§5), [`sender`] (§10), [`receiver`]
-//! (§8.2, §9) and [`timers`] (§8.6, EXP). Connections normally live inside an
+//! The code is split by the spec's chapters: `handshake` (§5), `sender` (§10), `receiver`
+//! (§8.2, §9), `timers` (§8.6, EXP) and `nak_timer` (the draft's NAK timer). Connections
+//! normally live inside an
 //! [`Endpoint`](crate::endpoint::Endpoint), which demultiplexes datagrams to them.
 
 mod event;
