@@ -26,90 +26,59 @@ fn table() -> &'static [u8] {
     })
 }
 
-/// Fills `out` with the stream bytes starting at `offset`.
-pub fn fill(mut offset: u64, mut out: &mut [u8]) {
-    let t = table();
-    while !out.is_empty() {
-        let pos = (offset % P as u64) as usize;
-        let key = (offset / P as u64) as u8;
-        let n = (P - pos).min(out.len());
-        xor_into(&mut out[..n], &t[pos..pos + n], key);
-        offset += n as u64;
-        out = &mut out[n..];
-    }
+/// Length of the stream's cycle: byte `i` depends on `i mod P` and `(i div P) mod 256`.
+const CYCLE: usize = 256 * P;
+
+/// Longest span [`stream`] returns in one piece (and that [`fill`] and [`mismatches`] handle
+/// per step), bytes.
+pub const MAX_SPAN: usize = 1 << 20;
+
+/// One whole cycle of the stream followed by its first [`MAX_SPAN`] bytes again, so that every
+/// span of up to `MAX_SPAN` bytes is one contiguous slice: writing is handing out a slice,
+/// checking is one memory comparison. About 17 MiB, built on first use.
+fn cycle() -> &'static [u8] {
+    static CYCLE_BYTES: OnceLock<Box<[u8]>> = OnceLock::new();
+    CYCLE_BYTES.get_or_init(|| {
+        let t = table();
+        let mut c = Vec::with_capacity(CYCLE + MAX_SPAN);
+        for key in 0..=255u8 {
+            c.extend(t.iter().map(|&b| b ^ key));
+        }
+        c.extend_from_within(..MAX_SPAN);
+        c.into_boxed_slice()
+    })
 }
 
-/// `out[i] = table[i] ^ key` (`out` and `table` of equal length), in fixed-size blocks the
-/// compiler turns into vector instructions.
-fn xor_into(out: &mut [u8], table: &[u8], key: u8) {
-    const BLOCK: usize = 64;
-    let mut o = out.chunks_exact_mut(BLOCK);
-    let mut t = table.chunks_exact(BLOCK);
-    for (ob, tb) in (&mut o).zip(&mut t) {
-        let ob: &mut [u8; BLOCK] = ob.try_into().expect("exact chunk");
-        let tb: &[u8; BLOCK] = tb.try_into().expect("exact chunk");
-        for i in 0..BLOCK {
-            ob[i] = tb[i] ^ key;
-        }
-    }
-    for (o, &b) in o.into_remainder().iter_mut().zip(t.remainder()) {
-        *o = b ^ key;
+/// The `len` stream bytes starting at `offset` (`len` at most [`MAX_SPAN`]).
+pub fn stream(offset: u64, len: usize) -> &'static [u8] {
+    assert!(
+        len <= MAX_SPAN,
+        "span of {len} bytes is longer than MAX_SPAN"
+    );
+    let start = (offset % CYCLE as u64) as usize;
+    &cycle()[start..start + len]
+}
+
+/// Fills `out` with the stream bytes starting at `offset`.
+pub fn fill(mut offset: u64, out: &mut [u8]) {
+    for piece in out.chunks_mut(MAX_SPAN) {
+        piece.copy_from_slice(stream(offset, piece.len()));
+        offset += piece.len() as u64;
     }
 }
 
 /// Number of bytes of `data` that differ from the stream at `offset`.
-pub fn mismatches(mut offset: u64, mut data: &[u8]) -> u64 {
-    let t = table();
+pub fn mismatches(mut offset: u64, data: &[u8]) -> u64 {
     let mut bad = 0u64;
-    while !data.is_empty() {
-        let pos = (offset % P as u64) as usize;
-        let key = (offset / P as u64) as u8;
-        let n = (P - pos).min(data.len());
-        bad += count_mismatches(&data[..n], &t[pos..pos + n], key);
-        offset += n as u64;
-        data = &data[n..];
+    for piece in data.chunks(MAX_SPAN) {
+        let want = stream(offset, piece.len());
+        // One memory comparison in the common case; count only a piece that differs.
+        if piece != want {
+            bad += piece.iter().zip(want).filter(|(d, w)| d != w).count() as u64;
+        }
+        offset += piece.len() as u64;
     }
     bad
-}
-
-/// Number of positions where `data[i] != table[i] ^ key` (`data` and `table` of equal length).
-///
-/// Block by block: the OR of `data ^ table ^ key` over a block is zero exactly when the whole
-/// block matches (a loop the compiler turns into vector instructions), so the common case costs
-/// little; only a block with a difference is counted byte by byte.
-fn count_mismatches(data: &[u8], table: &[u8], key: u8) -> u64 {
-    const BLOCK: usize = 64;
-    let count = |d: &[u8], t: &[u8]| d.iter().zip(t).filter(|(&d, &b)| d != b ^ key).count();
-    let mut bad = 0usize;
-    let mut d = data.chunks_exact(BLOCK);
-    let mut t = table.chunks_exact(BLOCK);
-    for (db, tb) in (&mut d).zip(&mut t) {
-        let db: &[u8; BLOCK] = db.try_into().expect("exact chunk");
-        let tb: &[u8; BLOCK] = tb.try_into().expect("exact chunk");
-        let mut diff = 0u8;
-        for i in 0..BLOCK {
-            diff |= db[i] ^ tb[i] ^ key;
-        }
-        if diff != 0 {
-            bad += count(db, tb);
-        }
-    }
-    // The tail: eight bytes at a time, then byte by byte.
-    let key_word = u64::from_ne_bytes([key; 8]);
-    let mut d = d.remainder().chunks_exact(8);
-    let mut t = t.remainder().chunks_exact(8);
-    for (dw, tw) in (&mut d).zip(&mut t) {
-        let dw = u64::from_ne_bytes(dw.try_into().expect("exact chunk"));
-        let tw = u64::from_ne_bytes(tw.try_into().expect("exact chunk"));
-        if dw ^ tw ^ key_word != 0 {
-            bad += (dw ^ tw ^ key_word)
-                .to_ne_bytes()
-                .iter()
-                .filter(|&&b| b != 0)
-                .count();
-        }
-    }
-    (bad + count(d.remainder(), t.remainder())) as u64
 }
 
 #[cfg(test)]
@@ -128,12 +97,42 @@ mod tests {
         assert_eq!(mismatches(P as u64 - 5, &buf), 1);
     }
 
+    /// Byte `i` straight from the definition.
+    fn byte_at(i: u64) -> u8 {
+        table()[(i % P as u64) as usize] ^ (i / P as u64) as u8
+    }
+
     #[test]
-    fn word_wise_count_matches_byte_wise() {
+    fn fill_follows_the_definition_across_periods() {
+        // Periods 0, 1, 255 and 256 (key 0 again, one table cycle later), across boundaries,
+        // and spans longer than one piece.
+        for start in [
+            0,
+            P as u64 - 3,
+            255 * P as u64 - 700,
+            256 * P as u64 - 1,
+            3 * CYCLE as u64 - 5,
+        ] {
+            for len in [2000, MAX_SPAN + 3] {
+                let mut buf = vec![0u8; len];
+                fill(start, &mut buf);
+                for (k, &b) in buf.iter().enumerate() {
+                    assert_eq!(b, byte_at(start + k as u64), "offset {}", start + k as u64);
+                }
+                assert_eq!(mismatches(start, &buf), 0);
+                buf[len - 1] ^= 0x40;
+                assert_eq!(mismatches(start, &buf), 1);
+            }
+        }
+    }
+
+    #[test]
+    fn count_matches_byte_wise() {
         let naive = |offset: u64, data: &[u8]| {
-            let mut want = vec![0u8; data.len()];
-            fill(offset, &mut want);
-            data.iter().zip(&want).filter(|(a, b)| a != b).count() as u64
+            data.iter()
+                .enumerate()
+                .filter(|&(k, &d)| d != byte_at(offset + k as u64))
+                .count() as u64
         };
         let offset = 3 * P as u64 - 700;
         let mut buf = vec![0u8; 1500];

@@ -633,28 +633,23 @@ impl World {
                 Some(m) => (m as u64).min(limit - flow.written) as usize,
                 None => (WRITE_CHUNK as u64).min(limit - flow.written) as usize,
             };
-            // A stream send takes at most the free buffer space plus what still fits in the
-            // last, partly filled packet; only that prefix of the chunk can be read, so only it
-            // is filled (the rest keeps older bytes that nothing reads). A message is taken
-            // whole or not at all.
-            let filled = match message_size {
-                Some(_) => want,
-                None => want.min(conn.send_buffer_free() + conn.payload_size()),
+            // The stream's bytes are handed out as a slice; only a message longer than the
+            // longest such span needs a copy.
+            let long_message;
+            let chunk = if want <= pattern::MAX_SPAN {
+                pattern::stream(flow.written, want)
+            } else {
+                let mut bytes = vec![0u8; want];
+                pattern::fill(flow.written, &mut bytes);
+                long_message = bytes;
+                &long_message
             };
-            pattern::fill(flow.written, &mut self.scratch[..filled]);
-            let chunk = &self.scratch[..want];
             let result = match message_size {
                 Some(_) => conn.send_msg(now, chunk, None, true).map(|()| want),
                 None => conn.send(now, chunk),
             };
             match result {
-                Ok(n) => {
-                    assert!(
-                        n <= filled,
-                        "a send took bytes beyond the free buffer space"
-                    );
-                    flow.written += n as u64;
-                }
+                Ok(n) => flow.written += n as u64,
                 Err(Error::WouldBlock) => break,
                 Err(_) => return,
             }

@@ -127,7 +127,9 @@ pub(crate) struct Mux {
 }
 
 impl Mux {
-    /// Opens a UDP socket on `addr` and starts its I/O thread.
+    /// Opens a UDP socket on `addr` and starts its I/O thread. The multiplexer is returned
+    /// holding one application handle, which the caller must take over (a socket or listener)
+    /// or release.
     pub(crate) fn bind(
         addr: SocketAddr,
         udp_recv_buf: usize,
@@ -145,7 +147,10 @@ impl Mux {
                 ep,
                 waiters: HashMap::new(),
                 accept_cv: Arc::new(Condvar::new()),
-                handles: 0,
+                // The caller's handle, counted before the I/O thread starts: otherwise the
+                // thread could find no handle and no connection on its first pass and exit
+                // before the caller registers (a race the interop suite caught).
+                handles: 1,
                 io_deadline: None,
                 connect_results: HashMap::new(),
             }),

@@ -167,13 +167,15 @@ impl Builder {
         remote: SocketAddr,
         conn: ConnectionConfig,
     ) -> Result<Socket> {
+        // `mux` arrives holding one handle for us (see `Mux::bind`); the socket takes it over.
         let mut st = mux.lock();
-        st.handles += 1;
         let now = mux.clock.now();
         let id = match st.ep.connect(now, remote, conn) {
             Ok(id) => id,
             Err(e) => {
                 st.handles -= 1;
+                drop(st);
+                mux.wake();
                 return Err(e.into());
             }
         };
@@ -196,10 +198,15 @@ impl Builder {
     pub fn listen(&self, addr: impl ToSocketAddrs, backlog: usize) -> Result<Listener> {
         let local = resolve(addr)?;
         let mux = self.open(local)?;
+        // `mux` arrives holding one handle for us (see `Mux::bind`); the listener takes it over.
         let mut st = mux.lock();
         let now = mux.clock.now();
-        st.ep.listen(now, self.conn.clone(), backlog)?;
-        st.handles += 1;
+        if let Err(e) = st.ep.listen(now, self.conn.clone(), backlog) {
+            st.handles -= 1;
+            drop(st);
+            mux.wake();
+            return Err(e.into());
+        }
         drop(st);
         Ok(Listener {
             mux,
