@@ -287,27 +287,3 @@ fn keepalives_keep_an_idle_connection_alive() {
         net.delivered
     );
 }
-
-#[test]
-#[ignore]
-fn debug_print_transfer() {
-    for (loss, rtt) in [(0.0, 20), (0.01, 20), (0.05, 30), (0.10, 30)] {
-        let mut net = pair(11, rtt, ConnectionConfig::default());
-        let (c, s) = connect(&mut net, ConnectionConfig::default());
-        net.impair = Impairment {
-            loss,
-            duplicate: 0.0,
-            jitter_us: 0,
-        };
-        let secs = stream_transfer(&mut net, c, s, 20_000_000, 600.0);
-        let st = net.nodes[CLIENT]
-            .ep
-            .connection_mut(c)
-            .unwrap()
-            .stats(net.now, false);
-        eprintln!(
-            "loss {loss} rtt {rtt}: {secs:.2}s {:.1} Mb/s sent {} retrans {} nak {} rtt {:.1}ms period {:.2} cwnd {}",
-            20e6 * 8.0 / secs / 1e6, st.pkt_sent_total, st.pkt_retrans_total, st.pkt_recv_nak_total, st.ms_rtt, st.us_pkt_snd_period, st.pkt_congestion_window
-        );
-    }
-}
