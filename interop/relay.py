@@ -15,7 +15,8 @@ Output on stdout: first `{"event":"ready","port":P}` once it listens (use --port
 system choose), and at exit `{"event":"done", "fwd":{...}, "back":{...}, "reason":...}`.
 
 usage: relay.py --port P --target HOST:PORT [--loss F] [--loss-fwd F] [--loss-back F]
-                [--reorder F] [--reorder-ms MIN-MAX] [--dup F] [--spare-handshake] [--seed S]
+                [--reorder F] [--reorder-ms MIN-MAX] [--dup F] [--spare-handshake]
+                [--spare-shutdown] [--seed S]
                 [--idle-timeout S] [--max-time S]
 """
 
@@ -32,6 +33,8 @@ import time
 
 # First word of a UDT handshake: control bit set, type 0, extended type 0.
 HANDSHAKE = b"\x80\x00\x00\x00"
+# First word of a UDT shutdown: control bit set, type 5, extended type 0.
+SHUTDOWN = b"\x80\x05\x00\x00"
 
 
 class Direction:
@@ -96,6 +99,10 @@ def main():
     p.add_argument("--spare-handshake", action="store_true",
                    help="never impair UDT handshakes (control type 0): a 4.11 client whose "
                         "handshake reply is lost can wrongly report success (spec 5.4 item 8)")
+    p.add_argument("--spare-shutdown", action="store_true",
+                   help="never impair UDT shutdowns (control type 5): UDT sends a single, "
+                        "unacknowledged shutdown, and its loss turns a clean close into a "
+                        "timeout at the peer (for UDT4 as for us)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--idle-timeout", type=float, default=15.0, help="stop after this long idle, s")
     p.add_argument("--max-time", type=float, default=900.0, help="stop after this long in all, s")
@@ -143,7 +150,8 @@ def main():
     def forward(d, data, sock, addr, now):
         nonlocal counter
         d.received += 1
-        if a.spare_handshake and data[:4] == HANDSHAKE:
+        if (a.spare_handshake and data[:4] == HANDSHAKE) or (
+                a.spare_shutdown and data[:4] == SHUTDOWN):
             send(d, sock, data, addr)
             return
         if d.loss and rng.random() < d.loss:

@@ -7,6 +7,11 @@ cd "$(dirname "$0")/.."
 # --- what the suite needs -------------------------------------------------------------------
 missing=()
 command -v cargo >/dev/null 2>&1 || { echo "error: cargo (Rust >= 1.85) is required: https://rustup.rs" >&2; exit 1; }
+# The interoperability suite (crates/udt-cli/tests/interop.rs) builds a peer program against the
+# reference UDT4 4.11 library and impairs paths with a small Python relay.
+command -v g++ >/dev/null 2>&1 || missing+=(g++)
+[ -f /usr/include/udt/udt.h ] || missing+=(libudt-dev)
+command -v python3 >/dev/null 2>&1 || missing+=(python3)
 if [ ${#missing[@]} -gt 0 ]; then
   sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -qq
@@ -18,6 +23,6 @@ echo "== format"
 cargo fmt --all -- --check
 echo "== lint"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
-echo "== tests (unit, property, integration, scaled-down paper scenarios)"
+echo "== tests (unit, property, integration, scaled-down paper scenarios, interop with UDT4 4.11)"
 cargo test --workspace --quiet
 echo "== all tests passed"
