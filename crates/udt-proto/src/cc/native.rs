@@ -19,6 +19,13 @@
 //! rate is below its level before the last decrease, and one increase is skipped after a loss.
 //! Both have switches.
 //!
+//! [`NativeConfig::slow_start_bdp_exit`] is our one change to 4.11's behaviour in the default
+//! configuration: 4.11 leaves slow start only on the first loss or when the window reaches the
+//! peer's flow window (25 600 packets by default), so on a path whose bandwidth-delay product
+//! is smaller than that it overshoots by up to a window and loses thousands of packets in one
+//! round trip. With the switch on, slow start also ends once the window holds one round trip
+//! at the rate the receiver reports (see [`NativeCc`]); [`NativeConfig::udt4`] leaves it off.
+//!
 //! [`NativeConfig::noisy_link`] enables the papers' noisy-link rule (paper 000 §3.3.2): the
 //! first loss of a congestion event does not decrease the rate.
 
@@ -38,6 +45,10 @@ const DECREASE: f64 = 1.125;
 const MAX_DECREASES_PER_EPOCH: u32 = 5;
 /// Additive part of the window after slow start, packets.
 const CWND_HEADROOM_PKTS: f64 = 16.0;
+/// Rate-control events (one per SYN with new data acknowledged) before slow start trusts the
+/// receiver's rate and the RTT enough to stop at the bandwidth-delay product: 16 samples bring
+/// an estimate smoothed by 7/8 within 12 % of its input.
+const SLOW_START_SETTLE_EVENTS: u32 = 16;
 
 /// How extra decreases are spread over a congestion epoch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -67,6 +78,9 @@ pub struct NativeConfig {
     pub skip_increase_after_loss: bool,
     /// Ignore the first loss of each congestion event (for links with non-congestion loss).
     pub noisy_link: bool,
+    /// Also leave slow start when the window exceeds the path's bandwidth-delay product, as
+    /// measured by the receiver's arrival rate times the RTT (not in 4.11).
+    pub slow_start_bdp_exit: bool,
 }
 
 impl NativeConfig {
@@ -79,6 +93,15 @@ impl NativeConfig {
             cap_spare_bandwidth: true,
             skip_increase_after_loss: true,
             noisy_link: false,
+            slow_start_bdp_exit: false,
+        }
+    }
+
+    /// Our default: 4.11's algorithm with [`NativeConfig::slow_start_bdp_exit`] on.
+    pub const fn udt() -> Self {
+        NativeConfig {
+            slow_start_bdp_exit: true,
+            ..Self::udt4()
         }
     }
 
@@ -89,6 +112,14 @@ impl NativeConfig {
             freeze_after_congestion: true,
             decrease_rule: DecreaseRule::Paper,
             ..Self::udt4()
+        }
+    }
+
+    /// The same, with [`NativeConfig::slow_start_bdp_exit`] on.
+    pub const fn with_slow_start_bdp_exit(self) -> Self {
+        NativeConfig {
+            slow_start_bdp_exit: true,
+            ..self
         }
     }
 
@@ -103,7 +134,7 @@ impl NativeConfig {
 
 impl Default for NativeConfig {
     fn default() -> Self {
-        Self::udt4()
+        Self::udt()
     }
 }
 
@@ -117,6 +148,8 @@ pub struct NativeCc {
     slow_start: bool,
     /// Last ACK counted by slow start.
     last_ack: SeqNo,
+    /// Rate-control events seen in slow start (the BDP exit waits for the estimates to settle).
+    slow_start_events: u32,
     /// A NAK arrived since the last rate-control event: skip one increase.
     loss: bool,
     /// Largest sequence sent when the rate was last decreased.
@@ -142,6 +175,7 @@ impl NativeCc {
             last_rc_time: Instant::ZERO,
             slow_start: true,
             last_ack: SeqNo::default(),
+            slow_start_events: 0,
             loss: false,
             last_dec_seq: SeqNo::default(),
             last_dec_period_us: 1.0,
@@ -179,6 +213,22 @@ impl NativeCc {
         ctx.set_pkt_snd_period_us(period);
     }
 
+    /// True when `cwnd` packets exceed one round trip at the receiver's arrival rate.
+    ///
+    /// In slow start the sender emits back-to-back bursts, so the receiver's median
+    /// inter-arrival time measures the bottleneck's rate (its share of it, when shared) long
+    /// before the window fills the path. A window beyond rate × RTT only builds a queue, and
+    /// doubling it once more overflows any queue up to a bandwidth-delay product deep. Both
+    /// estimates start from fixed guesses (16 packets/s, 100 ms) and are smoothed by 7/8, so
+    /// the test waits for [`SLOW_START_SETTLE_EVENTS`] rate-control events of real samples.
+    fn window_exceeds_bdp(&self, ctx: &CcContext<'_>, cwnd: f64) -> bool {
+        if !self.config.slow_start_bdp_exit || self.slow_start_events < SLOW_START_SETTLE_EVENTS {
+            return false;
+        }
+        let bdp = f64::from(ctx.rcv_rate_pps()) * f64::from(ctx.rtt_us()) / 1e6;
+        cwnd > bdp + CWND_HEADROOM_PKTS
+    }
+
     fn decrease(&self, ctx: &mut CcContext<'_>) {
         let p = ctx.pkt_snd_period_us();
         ctx.set_pkt_snd_period_us((p * DECREASE).ceil());
@@ -198,6 +248,7 @@ impl CongestionControl for NativeCc {
         ctx.set_ack_timer_us(SYN_US);
         self.slow_start = true;
         self.last_ack = ctx.snd_curr_seq();
+        self.slow_start_events = 0;
         self.loss = false;
         self.last_dec_seq = self.last_ack.prev();
         self.last_dec_period_us = 1.0;
@@ -229,7 +280,8 @@ impl CongestionControl for NativeCc {
             let grown = ctx.cwnd_pkts() + f64::from(self.last_ack.range_len(ack));
             ctx.set_cwnd_pkts(grown);
             self.last_ack = ack;
-            if grown > ctx.max_cwnd() {
+            self.slow_start_events = self.slow_start_events.saturating_add(1);
+            if grown > ctx.max_cwnd() || self.window_exceeds_bdp(ctx, grown) {
                 self.exit_slow_start(ctx);
             }
         } else {

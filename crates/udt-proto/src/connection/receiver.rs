@@ -12,9 +12,11 @@ use crate::wire::{Ack, AckRates, DataPacket, DropRequest, LossReport};
 
 /// A light ACK is sent after every this many data packets since the last full ACK.
 const LIGHT_ACK_PACKETS: u32 = 64;
-/// Smallest round-trip allowance of the NAK timer, µs (so the first repeat comes at least
-/// 20 ms after a report).
-const MIN_NAK_RTO_US: u64 = 10_000;
+/// Smallest round-trip allowance of the NAK timer, µs: 4.11's floor of its NAK interval
+/// (spec §8.10), so the first repeat comes at least 600 ms after a report. Every NAK is a
+/// congestion signal to the sender's control; on short paths, repeats every few RTTs for
+/// losses a 4.11 sender has already given up on (TTL drops) collapse its rate.
+const MIN_NAK_RTO_US: u64 = 300_000;
 
 impl Connection {
     /// The ACK number now: the first lost packet, or the one after the largest received.
