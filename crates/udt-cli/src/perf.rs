@@ -257,7 +257,7 @@ fn client(a: ClientArgs) -> anyhow::Result<()> {
     if a.mode == Mode::Message && a.msg_size == 0 {
         bail!("--msg-size must be positive");
     }
-    builder = builder.linger(Some(Duration::from_secs(60)));
+    builder = builder.linger(Some(DRAIN_LIMIT));
     let duration = a
         .time
         .map(Duration::from_secs_f64)
@@ -285,6 +285,7 @@ fn client(a: ClientArgs) -> anyhow::Result<()> {
         let (mode, msg_size) = (a.mode, a.msg_size);
         handles.push(std::thread::spawn(
             move || -> anyhow::Result<udt::PerfStats> {
+                let empty = sock.stats(false)?.byte_avail_snd_buf;
                 send(
                     &sock,
                     mode,
@@ -293,7 +294,15 @@ fn client(a: ClientArgs) -> anyhow::Result<()> {
                     duration.map(|d| start + d),
                     &sent,
                 )?;
-                let stats = sock.stats(false)?;
+                // The statistics count retransmissions until the last byte is acknowledged,
+                // so wait for the send buffer to drain before reading them (close lingers
+                // the same way, but the socket is gone afterwards).
+                let drain_until = Instant::now() + DRAIN_LIMIT;
+                let mut stats = sock.stats(false)?;
+                while stats.byte_avail_snd_buf < empty && Instant::now() < drain_until {
+                    std::thread::sleep(Duration::from_millis(1));
+                    stats = sock.stats(false)?;
+                }
                 sock.close()?;
                 Ok(stats)
             },
@@ -347,6 +356,10 @@ fn client(a: ClientArgs) -> anyhow::Result<()> {
     report(&summary, a.json, &format!("to {}", a.server));
     Ok(())
 }
+
+/// Longest wait for the peer to acknowledge everything before the final statistics are read
+/// (the linger time of the client's sockets).
+const DRAIN_LIMIT: Duration = Duration::from_secs(60);
 
 /// Sends the pattern until `limit` bytes or `until`, counting into `sent`.
 fn send(
