@@ -1,6 +1,7 @@
 //! `udt`: the command-line front end.
 
 mod perf;
+mod relay;
 mod sim;
 
 use clap::{Parser, Subcommand};
@@ -19,6 +20,9 @@ enum Command {
     Sim(sim::SimArgs),
     /// Measures throughput between two hosts, memory to memory, verifying every byte.
     Perf(perf::PerfArgs),
+    /// Relays UDP between a client and a server through an emulated WAN path (rate, queue,
+    /// delay, loss, reordering, duplication, jitter).
+    Relay(Box<relay::RelayArgs>),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -26,5 +30,6 @@ fn main() -> anyhow::Result<()> {
     match cli.command {
         Command::Sim(args) => sim::run(args),
         Command::Perf(args) => perf::run(args),
+        Command::Relay(args) => relay::run(*args),
     }
 }
