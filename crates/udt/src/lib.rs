@@ -26,11 +26,13 @@
 
 mod clock;
 mod error;
+mod file;
 mod mux;
 mod socket;
 mod udp;
 
 pub use error::{Error, Result};
+pub use file::FILE_BLOCK_SIZE;
 pub use socket::{Builder, Listener, Socket, DEFAULT_UDP_RECV_BUFFER, DEFAULT_UDP_SEND_BUFFER};
 pub use udp::BufferSizes;
 pub use udt_proto::buffer::MsgRead;
