@@ -37,6 +37,10 @@ enum Delivery {
     Batched { period_us: u64 },
 }
 
+/// A datagram on the modelled wire: (arrival µs, sequence for a stable order, to the server?,
+/// bytes).
+type InFlight = (u64, u64, bool, Vec<u8>);
+
 /// What the receiver reported in its last full ACK, and what really arrived.
 struct Outcome {
     /// Reported packet arrival rate, packets per second.
@@ -67,8 +71,7 @@ fn run(delivery: Delivery) -> Outcome {
         .connect(now, server_addr, ConnectionConfig::default())
         .expect("connect");
 
-    // In flight: (arrival µs, sequence for a stable order, to server?, bytes).
-    let mut wire: BinaryHeap<Reverse<(u64, u64, bool, Vec<u8>)>> = BinaryHeap::new();
+    let mut wire: BinaryHeap<Reverse<InFlight>> = BinaryHeap::new();
     let mut order = 0u64;
     let mut link_free_at = 0u64;
     // Datagrams that reached the server's socket but were not handed to the engine yet.

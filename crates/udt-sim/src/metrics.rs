@@ -135,6 +135,10 @@ pub struct PhaseReport {
     /// Mean over the active flows (with at least one RTT measurement) of each flow's average
     /// measured RTT during the measured part of the phase, milliseconds (0 if none).
     pub avg_rtt_ms: f64,
+    /// Mean over the same flows of each flow's average time spent queued (average measured
+    /// RTT minus the flow's base RTT: the waits in the access and bottleneck queues),
+    /// milliseconds (0 if none).
+    pub avg_queueing_ms: f64,
 }
 
 /// Jain's fairness index `J = (Σ xᵢ)² / (n · Σ xᵢ²)` of the throughputs `xs` (any unit).
@@ -525,6 +529,7 @@ fn phase_report(run: &RunRecord, grid: &Grid, rates: &[Vec<f64>], p: Phase) -> P
     let mut flow_mbps = Vec::with_capacity(p.active.len());
     let mut cvs = Vec::new();
     let mut rtts_ms = Vec::new();
+    let mut queueing_ms = Vec::new();
     for &i in &p.active {
         let pairs: Vec<(f64, f64)> = buckets
             .iter()
@@ -548,6 +553,7 @@ fn phase_report(run: &RunRecord, grid: &Grid, rates: &[Vec<f64>], p: Phase) -> P
             let rtt = sum_us / count / 1000.0;
             if rtt.is_finite() {
                 rtts_ms.push(rtt);
+                queueing_ms.push((rtt - f.rtt_ms).max(0.0));
             }
         }
     }
@@ -581,6 +587,7 @@ fn phase_report(run: &RunRecord, grid: &Grid, rates: &[Vec<f64>], p: Phase) -> P
         stability: mean_or_zero(&cvs),
         loss_rate,
         avg_rtt_ms: mean_or_zero(&rtts_ms),
+        avg_queueing_ms: mean_or_zero(&queueing_ms),
     }
 }
 
@@ -866,6 +873,9 @@ mod tests {
         assert!(close(phases[0].avg_rtt_ms, 400.0 / 3.0));
         // Mean of flow 1 (110 ms) and flow 2 (130 ms).
         assert!(close(phases[1].avg_rtt_ms, 120.0));
+        // Queueing: the RTT above each flow's 100 ms base, averaged over the flows.
+        assert!(close(phases[0].avg_queueing_ms, 400.0 / 3.0 - 100.0));
+        assert!(close(phases[1].avg_queueing_ms, 20.0));
     }
 
     #[test]
@@ -990,7 +1000,7 @@ mod tests {
                 prev_end = p.end_s;
                 prop_assert!(!p.flows.is_empty());
                 prop_assert_eq!(p.flows.len(), p.flow_mbps.len());
-                for x in [p.efficiency_mbps, p.utilization, p.jain, p.stability, p.loss_rate, p.avg_rtt_ms] {
+                for x in [p.efficiency_mbps, p.utilization, p.jain, p.stability, p.loss_rate, p.avg_rtt_ms, p.avg_queueing_ms] {
                     prop_assert!(x.is_finite());
                 }
                 prop_assert!(p.flow_mbps.iter().all(|x| x.is_finite()));

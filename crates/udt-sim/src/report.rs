@@ -119,13 +119,22 @@ impl Report {
         }
         let _ = writeln!(
             s,
-            "{:>8} {:>8} {:>6} {:>10} {:>6} {:>6} {:>6} {:>9} {:>7}",
-            "start", "end", "flows", "eff_mbps", "util", "jain", "stab", "loss", "rtt_ms"
+            "{:>8} {:>8} {:>6} {:>10} {:>6} {:>6} {:>6} {:>9} {:>7} {:>8}",
+            "start",
+            "end",
+            "flows",
+            "eff_mbps",
+            "util",
+            "jain",
+            "stab",
+            "loss",
+            "rtt_ms",
+            "queue_ms"
         );
         for p in &self.phases {
             let _ = writeln!(
                 s,
-                "{:>8.1} {:>8.1} {:>6} {:>10.1} {:>6.3} {:>6.3} {:>6.3} {:>9.2e} {:>7.1}",
+                "{:>8.1} {:>8.1} {:>6} {:>10.1} {:>6.3} {:>6.3} {:>6.3} {:>9.2e} {:>7.1} {:>8.2}",
                 p.start_s,
                 p.end_s,
                 p.flows.len(),
@@ -134,7 +143,8 @@ impl Report {
                 p.jain,
                 p.stability,
                 p.loss_rate,
-                p.avg_rtt_ms
+                p.avg_rtt_ms,
+                p.avg_queueing_ms
             );
         }
         s

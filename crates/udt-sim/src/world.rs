@@ -10,6 +10,7 @@
 //! Everything is driven by one seeded generator and one event queue ordered by (time, insertion
 //! order), so a scenario and a seed always produce the same run.
 
+use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::time::Duration;
 
@@ -174,6 +175,9 @@ pub struct World {
     data_delivered: u64,
     dropped_queue: u64,
     dropped_loss: u64,
+    /// One congestion-control factory per distinct name in the scenario, shared by the flows
+    /// that name it, so that a group algorithm (GTP) sees all of them as one group.
+    cc_factories: BTreeMap<String, cc::SharedFactory>,
 }
 
 fn secs_to_ns(s: f64) -> Nanos {
@@ -226,6 +230,7 @@ impl World {
             data_delivered: 0,
             dropped_queue: 0,
             dropped_loss: 0,
+            cc_factories: resolve_cc(&flows_spec),
         };
         for (i, spec) in flows_spec.into_iter().enumerate() {
             let start_s = spec.start_s.min(scenario.duration_s);
@@ -242,7 +247,7 @@ impl World {
                     ..Default::default()
                 });
                 if role == Role::Receiver {
-                    ep.listen(Instant::ZERO, flow_config(&spec), 1)
+                    ep.listen(Instant::ZERO, flow_config(&spec, &world.cc_factories), 1)
                         .expect("scenario validated: the configuration is valid");
                 }
                 world.nodes.push(Node {
@@ -368,7 +373,7 @@ impl World {
         let now = self.now_instant();
         let sender = 2 * f;
         let remote = self.nodes[sender + 1].addr;
-        let cfg = flow_config(&self.flows[f].spec);
+        let cfg = flow_config(&self.flows[f].spec, &self.cc_factories);
         match self.nodes[sender].ep.connect(now, remote, cfg) {
             Ok(id) => self.flows[f].sender_conn = Some(id),
             Err(e) => panic!("scenario validated, yet connect failed: {e}"),
@@ -743,10 +748,29 @@ impl World {
     }
 }
 
+/// Resolves each distinct congestion-control name of `flows` once.
+fn resolve_cc(flows: &[FlowSpec]) -> BTreeMap<String, cc::SharedFactory> {
+    let mut factories = BTreeMap::new();
+    for f in flows {
+        if !factories.contains_key(&f.cc) {
+            if let Some(factory) = cc::by_name(&f.cc) {
+                factories.insert(f.cc.clone(), factory);
+            }
+        }
+    }
+    factories
+}
+
 /// The connection options of a flow.
-fn flow_config(spec: &FlowSpec) -> ConnectionConfig {
+fn flow_config(
+    spec: &FlowSpec,
+    factories: &BTreeMap<String, cc::SharedFactory>,
+) -> ConnectionConfig {
     let mut cfg = ConnectionConfig {
-        congestion_control: cc::by_name(&spec.cc).expect("scenario validated: cc exists"),
+        congestion_control: factories
+            .get(&spec.cc)
+            .cloned()
+            .expect("scenario validated: cc exists"),
         kind: if spec.message_size.is_some() {
             SocketKind::Message
         } else {

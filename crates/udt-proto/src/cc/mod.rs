@@ -12,20 +12,35 @@
 //! are unacknowledged and no sooner than one period after the previous packet. A purely
 //! rate-based algorithm keeps the window huge; a purely window-based one sets the period to 0.
 
+pub mod bic;
+pub mod ctcp;
+pub mod fast;
 pub mod glibc_rand;
+pub mod gtp;
+pub mod highspeed;
 pub mod native;
 pub mod registry;
+pub mod scalable;
+#[cfg(test)]
+mod testkit;
+pub mod udpblast;
+pub mod vegas;
+pub mod westwood;
 
 use core::fmt;
 use std::sync::Arc;
 
-use crate::seq::{SeqNo, SeqRange};
-use crate::stats::{InstantStats, PerfStats, Stats};
-use crate::time::Instant;
-use crate::wire::{MessageWord, UserDefined};
+use crate::stats::{InstantStats, Stats};
 
+// Everything an algorithm written outside this crate needs, in one place.
+pub use crate::seq::{SeqNo, SeqRange};
+pub use crate::stats::PerfStats;
+pub use crate::time::Instant;
+pub use crate::wire::{MessageWord, UserDefined};
+
+pub use gtp::GtpFactory;
 pub use native::{DecreaseRule, NativeCc, NativeConfig};
-pub use registry::{by_name, names};
+pub use registry::{available, by_name, names, register, unregister, RegistryError};
 
 /// Measurements the connection provides to congestion control before each hook.
 #[derive(Clone, Copy, Debug)]

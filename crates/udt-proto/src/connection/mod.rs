@@ -433,6 +433,22 @@ impl Connection {
         self.sndbuf.is_empty()
     }
 
+    /// Changes the largest sending rate, bytes per second (`UDT_MAXBW`; `None` = unlimited).
+    /// UDT4 allows this at any time; it applies from the next packet on.
+    pub fn set_max_bandwidth(&mut self, bytes_per_sec: Option<u64>) -> Result<(), Error> {
+        if bytes_per_sec == Some(0) {
+            return Err(Error::InvalidArgument("maximum bandwidth must be positive"));
+        }
+        self.config.max_bandwidth = bytes_per_sec;
+        Ok(())
+    }
+
+    /// Changes how long `close` keeps delivering queued data (`UDT_LINGER`; `None` closes at
+    /// once). UDT4 allows this at any time; it applies to the next `close`.
+    pub fn set_linger(&mut self, linger: Option<core::time::Duration>) {
+        self.config.linger = linger;
+    }
+
     /// True when a send would accept data now.
     pub fn is_writable(&self) -> bool {
         matches!(self.state, State::Connected) && self.sndbuf.free_pkts() > 0
@@ -762,9 +778,17 @@ impl Connection {
     }
 
     fn handle_established(&mut self, now: Instant, packet: &Packet<'_>) {
-        // Anything from the peer proves it alive (spec §8.6).
-        self.exp_count = 1;
-        self.last_rsp_time = now;
+        // Anything from the peer proves it alive (spec §8.6) and restarts the EXP timer, except
+        // a keep-alive while we have data outstanding: the peer sends one only when it has heard
+        // nothing from us, so it says our (re)transmissions are not arriving, and restarting
+        // the timer then can postpone the retransmission forever (a peer whose keep-alive
+        // period is shorter than our RTO, e.g. both sides running a fixed-RTO algorithm).
+        let keep_alive =
+            matches!(packet, Packet::Control(c) if matches!(c.control, Control::KeepAlive));
+        if !keep_alive || self.sndbuf.is_empty() {
+            self.exp_count = 1;
+            self.last_rsp_time = now;
+        }
         match packet {
             Packet::Data(d) => self.on_data(now, d),
             Packet::Control(c) => match &c.control {
