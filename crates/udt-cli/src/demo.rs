@@ -88,7 +88,13 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
     let mut recv = Child2::spawn(
         "receiver",
         Command::new(&exe)
-            .args(["recv", "--bind", "127.0.0.1", "--port", &recv_port.to_string()])
+            .args([
+                "recv",
+                "--bind",
+                "127.0.0.1",
+                "--port",
+                &recv_port.to_string(),
+            ])
             .arg("--dir")
             .arg(&dst)
             .args(["--once", "--json"]),
@@ -136,7 +142,10 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
     let recv_out = recv.finish(Duration::from_secs(30))?;
     let relay_out = relay.stop()?;
     if !status.success() {
-        bail!("udt send failed ({status}); receiver said: {}", recv_out.trim());
+        bail!(
+            "udt send failed ({status}); receiver said: {}",
+            recv_out.trim()
+        );
     }
 
     let received = dst.join("demo.bin");
@@ -153,7 +162,9 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
         .and_then(|t| serde_json::from_str(&t).ok())
         .unwrap_or(Value::Null);
     let relay_final = last_json(&relay_out);
-    let mbps = send["mbps"].as_f64().unwrap_or(bytes as f64 * 8.0 / wall / 1e6);
+    let mbps = send["mbps"]
+        .as_f64()
+        .unwrap_or(bytes as f64 * 8.0 / wall / 1e6);
     let fwd = &relay_final["fwd"];
     println!();
     println!("  result");

@@ -1287,7 +1287,10 @@ fn message_ttl_lossy_udt4_to_ours() {
     let c = cli.wait(Duration::from_secs(if ours.is_ok() { 120 } else { 5 }));
     let r = ours.unwrap_or_else(|e| fail(&e, &[&c]));
     if !c.success() {
-        fail(&format!("the UDT4 sender failed; our receiver: {r:?}"), &[&c]);
+        fail(
+            &format!("the UDT4 sender failed; our receiver: {r:?}"),
+            &[&c],
+        );
     }
     let rel = relay.stop();
     assert_eq!(r.end, None, "{r:?}");
