@@ -115,24 +115,7 @@ fn ctcp_is_acknowledged_every_two_packets() {
     };
     let now = net.now;
     net.nodes[SERVER].ep.listen(now, tcp(), 4).unwrap();
-    let server_addr = net.addr(SERVER);
-    let c = net.nodes[CLIENT]
-        .ep
-        .connect(now, server_addr, tcp())
-        .unwrap();
-    let mut s = None;
-    let ok = net.run_until(5.0, |net| {
-        if s.is_none() {
-            s = net.nodes[SERVER].ep.accept();
-        }
-        s.is_some()
-            && net.nodes[CLIENT]
-                .ep
-                .connection(c)
-                .is_some_and(|c| c.state() == ConnectionState::Connected)
-    });
-    assert!(ok, "not connected");
-    let s = s.unwrap();
+    let (c, s) = net.establish(CLIENT, SERVER, tcp(), 5.0);
     let (data, acks) = (Rc::new(Cell::new(0u32)), Rc::new(Cell::new(0u32)));
     let (d2, a2) = (data.clone(), acks.clone());
     net.filter = Some(Box::new(move |d| {

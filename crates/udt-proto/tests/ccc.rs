@@ -14,7 +14,7 @@ use udt_proto::cc::{
     self, CcContext, CongestionControl, CustomMessage, FnFactory, PacketInfo, PerfStats,
     RegistryError, SeqNo, SeqRange, SharedFactory, UserDefined,
 };
-use udt_proto::{ConnectionConfig, ConnectionState, Error, Instant, SocketId};
+use udt_proto::{ConnectionConfig, Error, Instant, SocketId};
 
 const CLIENT: usize = 0;
 const SERVER: usize = 1;
@@ -179,24 +179,8 @@ fn connected(
         .ep
         .listen(now, config(server), 16)
         .unwrap();
-    let server_addr = net.addr(SERVER);
-    let c = net.nodes[CLIENT]
-        .ep
-        .connect(now, server_addr, config(client))
-        .unwrap();
-    let mut s = None;
-    let ok = net.run_until(10.0, |net| {
-        if s.is_none() {
-            s = net.nodes[SERVER].ep.accept();
-        }
-        s.is_some()
-            && net.nodes[CLIENT]
-                .ep
-                .connection(c)
-                .is_some_and(|c| c.state() == ConnectionState::Connected)
-    });
-    assert!(ok, "connection not established");
-    (net, c, s.unwrap())
+    let (c, s) = net.establish(CLIENT, SERVER, config(client), 10.0);
+    (net, c, s)
 }
 
 /// Client-to-server stream of pattern bytes: `sent` written so far, `received` read and

@@ -22,22 +22,7 @@ fn pair(seed: u64, rtt_ms: u64, server_cfg: ConnectionConfig) -> Net {
 }
 
 fn connect(net: &mut Net, cfg: ConnectionConfig) -> (SocketId, SocketId) {
-    let now = net.now;
-    let server_addr = net.addr(SERVER);
-    let c = net.nodes[CLIENT].ep.connect(now, server_addr, cfg).unwrap();
-    let mut s = None;
-    let ok = net.run_until(10.0, |net| {
-        if s.is_none() {
-            s = net.nodes[SERVER].ep.accept();
-        }
-        s.is_some()
-            && net.nodes[CLIENT]
-                .ep
-                .connection(c)
-                .is_some_and(|c| c.state() == ConnectionState::Connected)
-    });
-    assert!(ok, "connection not established");
-    (c, s.unwrap())
+    net.establish(CLIENT, SERVER, cfg, 10.0)
 }
 
 /// Sends `total` pattern bytes from client to server; returns the simulated seconds taken.

@@ -11,7 +11,7 @@ use std::time::Duration;
 use common::{check_keyed_pattern, keyed_pattern, Datagram, Impairment, Net};
 use udt_proto::buffer::MsgRead;
 use udt_proto::wire::{Boundary, Control, Packet};
-use udt_proto::{ConnectionConfig, ConnectionState, Error, Instant, SocketId, SocketKind};
+use udt_proto::{ConnectionConfig, Error, Instant, SocketId, SocketKind};
 
 const CLIENT: usize = 0;
 const SERVER: usize = 1;
@@ -35,24 +35,8 @@ fn connected(
     net.add("10.0.0.2:9000", seed * 2 + 2);
     let now = net.now;
     net.nodes[SERVER].ep.listen(now, server_cfg, 16).unwrap();
-    let server_addr = net.addr(SERVER);
-    let c = net.nodes[CLIENT]
-        .ep
-        .connect(now, server_addr, client_cfg)
-        .unwrap();
-    let mut s = None;
-    let ok = net.run_until(10.0, |net| {
-        if s.is_none() {
-            s = net.nodes[SERVER].ep.accept();
-        }
-        s.is_some()
-            && net.nodes[CLIENT]
-                .ep
-                .connection(c)
-                .is_some_and(|c| c.state() == ConnectionState::Connected)
-    });
-    assert!(ok, "connection not established");
-    (net, c, s.unwrap())
+    let (c, s) = net.establish(CLIENT, SERVER, client_cfg, 10.0);
+    (net, c, s)
 }
 
 /// Message `id` of `len` bytes: the keyed pattern of `id`, with (when there is room) the id and

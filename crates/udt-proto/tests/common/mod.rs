@@ -10,7 +10,7 @@ use std::net::SocketAddr;
 
 use rand_chacha::ChaCha8Rng;
 use rand_core::{Rng, SeedableRng};
-use udt_proto::{Endpoint, EndpointConfig, Instant};
+use udt_proto::{ConnectionConfig, ConnectionState, Endpoint, EndpointConfig, Instant, SocketId};
 
 /// A datagram about to enter the network, as shown to a [`Net::filter`].
 pub struct Datagram<'a> {
@@ -285,4 +285,37 @@ pub fn keyed_pattern(key: u64, offset: u64, buf: &mut [u8]) {
 /// Checks `buf` against [`keyed_pattern`]; returns the index of the first mismatch.
 pub fn check_keyed_pattern(key: u64, offset: u64, buf: &[u8]) -> Option<usize> {
     check_pattern(offset + 37 * key, buf)
+}
+
+impl Net {
+    /// Connects node `client` to node `server` (already listening) with `cfg` and runs the
+    /// network until the server has accepted the connection and the client sees it
+    /// established, for at most `limit_s` simulated seconds. Returns (client id, server id).
+    pub fn establish(
+        &mut self,
+        client: usize,
+        server: usize,
+        cfg: ConnectionConfig,
+        limit_s: f64,
+    ) -> (SocketId, SocketId) {
+        let now = self.now;
+        let server_addr = self.addr(server);
+        let c = self.nodes[client]
+            .ep
+            .connect(now, server_addr, cfg)
+            .expect("connect");
+        let mut s = None;
+        let ok = self.run_until(limit_s, |net| {
+            if s.is_none() {
+                s = net.nodes[server].ep.accept();
+            }
+            s.is_some()
+                && net.nodes[client]
+                    .ep
+                    .connection(c)
+                    .is_some_and(|c| c.state() == ConnectionState::Connected)
+        });
+        assert!(ok, "connection not established");
+        (c, s.expect("accepted"))
+    }
 }
