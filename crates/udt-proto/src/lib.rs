@@ -38,8 +38,3 @@ pub use error::Error;
 pub use seq::{AckNo, MsgNo, SeqNo, SeqRange};
 pub use time::Instant;
 pub use wire::SocketId;
-
-/// The README's examples, compiled and run as documentation tests.
-#[doc = include_str!("../../../README.md")]
-#[cfg(doctest)]
-pub struct ReadmeDoctests;

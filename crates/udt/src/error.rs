@@ -1,6 +1,7 @@
 //! Errors of the socket API, in UDT4's categories (spec §14.5).
 
 use std::io;
+use std::net::SocketAddr;
 
 use thiserror::Error;
 use udt_proto::{ConnectError, EndpointError};
@@ -18,9 +19,16 @@ pub enum Error {
     /// The socket is not connected (2002).
     #[error("socket is not connected")]
     NotConnected,
-    /// A system call failed: binding (port in use), socket creation, … (1003, 3000).
+    /// The local UDP address is already in use: by another process, or by one of our sockets
+    /// that does not share its port (reuse address off on either side) (1003).
+    #[error("local address {0} is already in use")]
+    AddrInUse(SocketAddr),
+    /// A system call failed: socket creation, buffer setup, … (3000).
     #[error("system error: {0}")]
     Io(#[from] io::Error),
+    /// An option value is out of range or inconsistent with the others (5003 `EINVPARAM`).
+    #[error("invalid option value: {0}")]
+    InvalidOption(&'static str),
     /// The operation is not valid in this state or with these arguments (5000-5013).
     #[error("invalid operation: {0}")]
     InvalidOperation(&'static str),
@@ -42,7 +50,9 @@ impl Error {
             Error::Connect(e) => e.udt4_code(),
             Error::ConnectionLost => 2001,
             Error::NotConnected => 2002,
+            Error::AddrInUse(_) => 1003,
             Error::Io(_) => 3000,
+            Error::InvalidOption(_) => 5003,
             Error::InvalidOperation(_) => 5000,
             Error::WouldBlock => 6002,
             Error::Timeout => 6003,
@@ -74,7 +84,7 @@ impl From<EndpointError> for Error {
             EndpointError::AlreadyListening => {
                 Error::InvalidOperation("another socket already listens on this port")
             }
-            EndpointError::InvalidConfig(m) => Error::InvalidOperation(m),
+            EndpointError::InvalidConfig(m) => Error::InvalidOption(m),
             EndpointError::RendezvousListen => {
                 Error::InvalidOperation("rendezvous sockets cannot listen")
             }
@@ -89,6 +99,8 @@ impl From<Error> for io::Error {
     fn from(e: Error) -> io::Error {
         let kind = match &e {
             Error::Io(inner) => inner.kind(),
+            Error::AddrInUse(_) => io::ErrorKind::AddrInUse,
+            Error::InvalidOption(_) => io::ErrorKind::InvalidInput,
             Error::Connect(ConnectError::TimedOut) | Error::Timeout => io::ErrorKind::TimedOut,
             Error::Connect(ConnectError::Rejected) => io::ErrorKind::ConnectionRefused,
             Error::Connect(_) => io::ErrorKind::ConnectionAborted,

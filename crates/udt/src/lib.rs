@@ -22,19 +22,31 @@
 //! Each bound UDP port is served by one I/O thread that paces sending to the congestion
 //! control's period with microsecond precision and moves datagrams in batches
 //! (`recvmmsg`/`sendmmsg`) with a kernel timestamp per datagram.
+//!
+//! A [`Poller`] waits on many sockets and listeners at once (UDT4's epoll), also through a file
+//! descriptor that C event loops can watch; [`Builder`] holds UDT4's socket options, including
+//! reuse address (several sockets sharing one UDP port).
 #![warn(missing_docs)]
 
 mod clock;
 mod error;
 mod file;
 mod mux;
+mod poll;
 mod socket;
 mod udp;
 
 pub use error::{Error, Result};
 pub use file::FILE_BLOCK_SIZE;
+pub use poll::{PollEvent, Poller, Readiness, Source};
 pub use socket::{Builder, Listener, Socket, DEFAULT_UDP_RECV_BUFFER, DEFAULT_UDP_SEND_BUFFER};
 pub use udp::BufferSizes;
 pub use udt_proto::buffer::MsgRead;
 pub use udt_proto::stats::PerfStats;
-pub use udt_proto::{cc, SocketKind};
+pub use udt_proto::{cc, ConnectionState, SocketKind};
+
+/// The README's examples (the `udt` and `udt-proto` libraries), compiled and run as
+/// documentation tests.
+#[doc = include_str!("../../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

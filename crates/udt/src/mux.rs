@@ -8,6 +8,18 @@
 //! per-connection condition variable that the I/O thread signals when the connection reports
 //! an event. Threads therefore do not grow with connections: one per UDP port.
 //!
+//! Readiness for pollers: the state keeps, per watched socket or listener, the [`Poller`]s
+//! watching it (weakly). Engine events and application calls on a watched target recompute its
+//! readiness under the lock and push it to those pollers (see `poll.rs`).
+//!
+//! Reuse address (`UDT_REUSEADDR`): every multiplexer is entered in a process-wide registry by
+//! IP version and port. A socket bound explicitly to a port that a reusable multiplexer of the
+//! same IP version already serves joins that multiplexer (4.11 compares only the port, not the
+//! IP, §6.1), so a listener, client and rendezvous sockets can share one UDP port and one I/O
+//! thread. Port 0 and implicit binds always open a new UDP socket.
+//!
+//! [`Poller`]: crate::Poller
+//!
 //! Pacing: the thread asks the kernel for 1 µs timer slack, sleeps in `ppoll` until shortly
 //! before the next send time and spins the rest, so the inter-packet period is kept to a few
 //! microseconds.
@@ -16,13 +28,14 @@ use std::collections::HashMap;
 use std::io;
 use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::time::{Duration, SystemTime};
 
 use udt_proto::{Connection, Endpoint, EndpointConfig, Event, Instant, SocketId};
 
 use crate::clock::Clock;
 use crate::error::{Error, Result};
+use crate::poll::{readiness, PollShared, Target, Watchers};
 use crate::udp::{recv_batch, BufferSizes, RecvBatch, SendBatch, UdpPort, BATCH};
 
 /// Below this much time to the next deadline the I/O thread spins instead of sleeping, µs.
@@ -78,6 +91,12 @@ pub(crate) struct State {
     io_deadline: Option<Instant>,
     /// Connections whose last event the application has not seen, by kind.
     pub(crate) connect_results: HashMap<SocketId, std::result::Result<(), udt_proto::ConnectError>>,
+    /// Pollers watching each target.
+    watchers: HashMap<Target, Watchers>,
+    /// Set by the I/O thread when it exits: the multiplexer can no longer be joined.
+    finished: bool,
+    /// Passes of the I/O thread that handed everything the endpoint had due to the kernel.
+    tx_passes: u64,
 }
 
 impl State {
@@ -89,14 +108,69 @@ impl State {
             .clone()
     }
 
-    /// Hands out the endpoint's events: records connect results and wakes waiting threads.
+    /// Registers poller `poll`'s registration `token` as watching `target`.
+    pub(crate) fn watch(&mut self, target: Target, poll: Weak<PollShared>, token: u64) {
+        self.watchers.entry(target).or_default().push((poll, token));
+    }
+
+    /// Removes poller `poll`'s registration `token` on `target`.
+    pub(crate) fn unwatch(&mut self, target: Target, poll: &Weak<PollShared>, token: u64) {
+        if let Some(list) = self.watchers.get_mut(&target) {
+            list.retain(|(p, t)| !(Weak::ptr_eq(p, poll) && *t == token));
+            if list.is_empty() {
+                self.watchers.remove(&target);
+            }
+        }
+    }
+
+    /// The application handle of `target` went away: every poller forgets it.
+    pub(crate) fn unwatch_all(&mut self, target: Target) {
+        if let Some(list) = self.watchers.remove(&target) {
+            for (p, token) in list {
+                if let Some(p) = p.upgrade() {
+                    p.forget(token);
+                }
+            }
+        }
+    }
+
+    /// Recomputes `target`'s readiness and pushes it to the pollers watching it.
+    pub(crate) fn refresh(&mut self, target: Target) {
+        if self.watchers.is_empty() {
+            return;
+        }
+        let Some(list) = self.watchers.get_mut(&target) else {
+            return;
+        };
+        let r = readiness(&mut self.ep, target);
+        list.retain(|(p, token)| match p.upgrade() {
+            Some(p) => {
+                p.update(*token, r);
+                true
+            }
+            None => false,
+        });
+        if list.is_empty() {
+            self.watchers.remove(&target);
+        }
+    }
+
+    /// Hands out the endpoint's events: records connect results, wakes waiting threads and
+    /// updates pollers.
     fn dispatch_events(&mut self) {
+        let mut touched: Vec<SocketId> = Vec::new();
+        let mut listener_touched = false;
         while let Some((id, ev)) = self.ep.poll_event() {
+            if !self.watchers.is_empty() {
+                touched.push(id);
+            }
             match ev {
                 Event::Connected => {
                     self.connect_results.insert(id, Ok(()));
-                    // An accepted connection is ready for accept().
+                    // An accepted connection is ready for accept(); the listener's readiness
+                    // changes only here and in accept().
                     self.accept_cv.notify_all();
+                    listener_touched = true;
                 }
                 Event::ConnectFailed(e) => {
                     self.connect_results.insert(id, Err(e));
@@ -105,6 +179,15 @@ impl State {
             }
             if let Some(cv) = self.waiters.get(&id) {
                 cv.notify_all();
+            }
+        }
+        if !self.watchers.is_empty() {
+            touched.dedup();
+            for id in touched {
+                self.refresh(Target::Conn(id));
+            }
+            if listener_touched {
+                self.refresh(Target::Listener);
             }
         }
         // Forget waiters of connections the endpoint has freed.
@@ -124,18 +207,86 @@ pub(crate) struct Mux {
     waker: Waker,
     local: SocketAddr,
     pub(crate) buffers: BufferSizes,
+    /// Whether other sockets may join this multiplexer (`UDT_REUSEADDR` of its creator).
+    pub(crate) reusable: bool,
+    /// Signalled after each pass of the I/O thread that sent everything due (and when it exits).
+    flushed: Condvar,
 }
 
+/// The process's multiplexers by (IPv6?, port), for reuse address. Entries of finished
+/// multiplexers are replaced when their port is bound again.
+static REGISTRY: Mutex<Vec<(bool, u16, Weak<Mux>)>> = Mutex::new(Vec::new());
+
 impl Mux {
-    /// Opens a UDP socket on `addr` and starts its I/O thread. The multiplexer is returned
-    /// holding one application handle, which the caller must take over (a socket or listener)
-    /// or release.
-    pub(crate) fn bind(
+    /// A multiplexer for a socket bound to `addr`: an existing reusable one on the same port
+    /// and IP version when `reuse` is on and the port is explicit, else a new UDP socket with
+    /// the given kernel buffers (bytes). Either way it is returned holding one application
+    /// handle, which the caller must take over (a socket or listener) or release.
+    pub(crate) fn open(
         addr: SocketAddr,
+        reuse: bool,
         udp_recv_buf: usize,
         udp_send_buf: usize,
     ) -> Result<Arc<Mux>> {
-        let port = UdpPort::bind(addr, udp_recv_buf, udp_send_buf)?;
+        let mut reg = REGISTRY.lock().unwrap_or_else(|p| p.into_inner());
+        let v6 = addr.is_ipv6();
+        // A multiplexer of ours on this port that no socket uses any more is shutting down: its
+        // I/O thread may not have closed the UDP socket yet, so a bind failing with "in use" is
+        // worth retrying for a moment.
+        let ours_closing = addr.port() != 0
+            && reg.iter().any(|(f, p, m)| {
+                *f == v6
+                    && *p == addr.port()
+                    && m.upgrade().is_none_or(|m| {
+                        let st = m.lock();
+                        st.finished || st.handles == 0
+                    })
+            });
+        reg.retain(|(_, _, m)| m.strong_count() > 0);
+        if reuse && addr.port() != 0 {
+            let existing = reg
+                .iter()
+                .filter(|(f, p, _)| *f == v6 && *p == addr.port())
+                .find_map(|(_, _, m)| m.upgrade());
+            if let Some(m) = existing.filter(|m| m.reusable) {
+                let mut st = m.lock();
+                if !st.finished {
+                    st.handles += 1;
+                    drop(st);
+                    return Ok(m);
+                }
+            }
+        }
+        let mut attempt = 0;
+        let mux = loop {
+            match Mux::bind(addr, reuse, udp_recv_buf, udp_send_buf) {
+                Err(Error::AddrInUse(_)) if ours_closing && attempt < 20 => {
+                    attempt += 1;
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                r => break r?,
+            }
+        };
+        let port = mux.local.port();
+        reg.retain(|(f, p, _)| !(*f == v6 && *p == port));
+        reg.push((v6, port, Arc::downgrade(&mux)));
+        Ok(mux)
+    }
+
+    /// Opens a UDP socket on `addr` and starts its I/O thread, holding one handle.
+    fn bind(
+        addr: SocketAddr,
+        reusable: bool,
+        udp_recv_buf: usize,
+        udp_send_buf: usize,
+    ) -> Result<Arc<Mux>> {
+        let port = UdpPort::bind(addr, udp_recv_buf, udp_send_buf).map_err(|e| {
+            if e.kind() == io::ErrorKind::AddrInUse {
+                Error::AddrInUse(addr)
+            } else {
+                Error::Io(e)
+            }
+        })?;
         let mut seed = [0u8; 8];
         getrandom::fill(&mut seed).map_err(|e| Error::Io(io::Error::other(e.to_string())))?;
         let ep = Endpoint::new(EndpointConfig {
@@ -153,11 +304,16 @@ impl Mux {
                 handles: 1,
                 io_deadline: None,
                 connect_results: HashMap::new(),
+                watchers: HashMap::new(),
+                finished: false,
+                tx_passes: 0,
             }),
+            flushed: Condvar::new(),
             clock: Clock::new(),
             waker: Waker::new()?,
             local: port.local_addr(),
             buffers: port.buffers,
+            reusable,
         });
         let m = Arc::clone(&mux);
         std::thread::Builder::new()
@@ -196,6 +352,29 @@ impl Mux {
         self.waker.wake();
     }
 
+    /// Waits (at most `limit`) until the I/O thread has handed to the kernel every datagram
+    /// the endpoint had queued when this was called — e.g. the Shutdown of a connection that
+    /// was just closed, which would otherwise be lost if the process exits right away.
+    pub(crate) fn flush(&self, limit: Duration) {
+        let mut st = self.lock();
+        // A pass that had already taken its datagrams when we looked may miss ours; the one
+        // after it cannot.
+        let target = st.tx_passes + 2;
+        let deadline = std::time::Instant::now() + limit;
+        while st.tx_passes < target && !st.finished {
+            self.waker.wake();
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            st = self
+                .flushed
+                .wait_timeout(st, left.min(Duration::from_millis(10)))
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+    }
+
     /// Runs `op` on connection `id`, waiting while it reports `WouldBlock` — on the
     /// connection's condition variable, until `deadline` if given — unless `nonblocking`.
     pub(crate) fn blocking<R>(
@@ -213,6 +392,7 @@ impl Mux {
                 Some(mut c) => op(&mut c, now),
                 None => Err(udt_proto::Error::ConnectionLost),
             };
+            st.refresh(Target::Conn(id));
             self.after_app_call(&mut st);
             match r {
                 Err(udt_proto::Error::WouldBlock) if !nonblocking => {
@@ -246,20 +426,26 @@ fn io_loop(mux: Arc<Mux>, port: UdpPort) {
     let mut last_stamp = Instant::ZERO;
     loop {
         // Timers and transmissions due now.
-        let deadline = {
+        let (deadline, exit) = {
             let mut st = mux.lock();
-            if st.handles == 0 && st.ep.connection_count() == 0 {
-                break;
-            }
             let now = mux.clock.now();
             st.ep.handle_timeout(now);
             transmit(&mut st, now, &port, &mut sb);
             st.dispatch_events();
             let d = st.ep.poll_timeout();
             st.io_deadline = d;
-            d
+            // Decided after the transmissions above, so that the last datagrams of the last
+            // connection (its Shutdown) still leave. Under the lock, so that `Mux::open` never
+            // joins a multiplexer that is gone.
+            let exit = st.handles == 0 && st.ep.connection_count() == 0;
+            st.finished |= exit;
+            (d, exit)
         };
         sb.flush(&port);
+        mux.passed();
+        if exit {
+            break;
+        }
         wait(&mux, &port, deadline);
         // Everything that arrived.
         loop {
@@ -287,10 +473,19 @@ fn io_loop(mux: Arc<Mux>, port: UdpPort) {
             st.dispatch_events();
             drop(st);
             sb.flush(&port);
+            mux.passed();
             if n < BATCH {
                 break;
             }
         }
+    }
+}
+
+impl Mux {
+    /// Counts a pass of the I/O thread that sent everything due (see [`Mux::flush`]).
+    fn passed(&self) {
+        self.lock().tx_passes += 1;
+        self.flushed.notify_all();
     }
 }
 

@@ -9,11 +9,16 @@ use std::time::Duration;
 use udt_proto::buffer::MsgRead;
 use udt_proto::cc::{self, SharedFactory};
 use udt_proto::stats::PerfStats;
-use udt_proto::{CloseReason, ConnectionConfig, SocketId, SocketKind};
+use udt_proto::{CloseReason, ConnectionConfig, ConnectionState, SocketId, SocketKind};
 
 use crate::error::{Error, Result};
 use crate::mux::Mux;
+use crate::poll::Target;
 use crate::udp::BufferSizes;
+
+/// Longest wait in [`Socket::close`] for the I/O thread to send the connection's last
+/// datagrams.
+const CLOSE_FLUSH_LIMIT: Duration = Duration::from_millis(500);
 
 /// Default kernel receive buffer of the UDP socket, bytes: room for about 100 ms of packets
 /// at 1 Gb/s while the I/O thread is busy (4.11 asks for 12 MB).
@@ -23,6 +28,9 @@ pub const DEFAULT_UDP_SEND_BUFFER: usize = 4 << 20;
 
 /// Socket options (UDT4's `setsockopt` values that make sense here), used to connect, listen or
 /// meet a rendezvous peer.
+///
+/// Setters take any value; [`Builder::validate`] (called by `connect`, `rendezvous` and
+/// `listen`) rejects out-of-range ones with [`Error::InvalidOption`] (UDT4 5003).
 #[derive(Clone, Debug)]
 pub struct Builder {
     conn: ConnectionConfig,
@@ -30,6 +38,9 @@ pub struct Builder {
     udp_send_buffer: usize,
     read_timeout: Option<Duration>,
     write_timeout: Option<Duration>,
+    reuse_addr: bool,
+    local_addr: Option<SocketAddr>,
+    nonblocking: bool,
 }
 
 impl Default for Builder {
@@ -40,6 +51,9 @@ impl Default for Builder {
             udp_send_buffer: DEFAULT_UDP_SEND_BUFFER,
             read_timeout: None,
             write_timeout: None,
+            reuse_addr: true,
+            local_addr: None,
+            nonblocking: false,
         }
     }
 }
@@ -81,6 +95,20 @@ impl Builder {
         self
     }
 
+    /// Send buffer in bytes, as UDT4's `UDT_SNDBUF` takes it: stored as
+    /// `bytes / (MSS − 28)` packets, so set the MSS first.
+    pub fn send_buffer_bytes(mut self, bytes: usize) -> Self {
+        self.conn.send_buffer_pkts = bytes_to_pkts(bytes, self.conn.mss);
+        self
+    }
+
+    /// Receive buffer in bytes, as UDT4's `UDT_RCVBUF` takes it: stored as
+    /// `bytes / (MSS − 28)` packets, so set the MSS first.
+    pub fn recv_buffer_bytes(mut self, bytes: usize) -> Self {
+        self.conn.recv_buffer_pkts = bytes_to_pkts(bytes, self.conn.mss);
+        self
+    }
+
     /// Kernel buffers of the UDP socket, bytes (`UDP_RCVBUF`, `UDP_SNDBUF`).
     pub fn udp_buffers(mut self, recv: usize, send: usize) -> Self {
         self.udp_recv_buffer = recv;
@@ -108,7 +136,7 @@ impl Builder {
 
     /// Congestion control by name (see [`udt_proto::cc::names`]).
     pub fn congestion_control_by_name(self, name: &str) -> Result<Self> {
-        let f = cc::by_name(name).ok_or(Error::InvalidOperation("unknown congestion control"))?;
+        let f = cc::by_name(name).ok_or(Error::InvalidOption("unknown congestion control"))?;
         Ok(self.congestion_control(f))
     }
 
@@ -130,16 +158,108 @@ impl Builder {
         self
     }
 
+    /// Reuse address (`UDT_REUSEADDR`, default on as in UDT4): a socket bound to an explicit
+    /// port that another of this process's sockets already uses, with the same IP version and
+    /// this option on for both, shares that UDP port, its multiplexer and I/O thread. Off, the
+    /// socket gets a UDP socket of its own, and a port in use is [`Error::AddrInUse`]. A shared
+    /// port keeps the UDP buffer sizes of the socket that opened it.
+    pub fn reuse_addr(mut self, on: bool) -> Self {
+        self.reuse_addr = on;
+        self
+    }
+
+    /// The local address `connect` binds (default: the unspecified address of the remote's IP
+    /// version, port 0, i.e. a new UDP port). With an explicit port and reuse address on, the
+    /// connection shares the port with this process's other sockets on it.
+    pub fn local_addr(mut self, addr: SocketAddr) -> Self {
+        self.local_addr = Some(addr);
+        self
+    }
+
+    /// Non-blocking mode of the sockets made (`UDT_SNDSYN`/`UDT_RCVSYN` false): their reads
+    /// and writes fail with [`Error::WouldBlock`] instead of waiting. `connect` still waits
+    /// for the handshake (use [`Builder::connect_nonblocking`] not to), and `accept` blocks
+    /// unless [`Listener::set_nonblocking`].
+    pub fn nonblocking(mut self, on: bool) -> Self {
+        self.nonblocking = on;
+        self
+    }
+
+    /// The connection options (MSS, buffers, linger, …) as set.
+    pub fn connection_config(&self) -> &ConnectionConfig {
+        &self.conn
+    }
+
+    /// Requested kernel UDP buffers, bytes: (receive, send).
+    pub fn udp_buffer_sizes(&self) -> (usize, usize) {
+        (self.udp_recv_buffer, self.udp_send_buffer)
+    }
+
+    /// Whether reuse address is on.
+    pub fn is_reuse_addr(&self) -> bool {
+        self.reuse_addr
+    }
+
+    /// Checks every option, failing with [`Error::InvalidOption`] on the first invalid one.
+    pub fn validate(&self) -> Result<()> {
+        self.conn.validate().map_err(Error::InvalidOption)?;
+        let mss = self.conn.mss as usize;
+        if self.udp_recv_buffer < mss || self.udp_send_buffer < mss {
+            return Err(Error::InvalidOption(
+                "UDP buffers must hold at least one MSS",
+            ));
+        }
+        if self.udp_recv_buffer > i32::MAX as usize || self.udp_send_buffer > i32::MAX as usize {
+            return Err(Error::InvalidOption("UDP buffers must be below 2 GiB"));
+        }
+        if self.read_timeout == Some(Duration::ZERO) || self.write_timeout == Some(Duration::ZERO) {
+            return Err(Error::InvalidOption(
+                "send/receive timeouts must be positive (None waits forever)",
+            ));
+        }
+        if self.conn.connect_timeout.is_zero() {
+            return Err(Error::InvalidOption("connect timeout must be positive"));
+        }
+        Ok(())
+    }
+
     fn open(&self, local: SocketAddr) -> Result<Arc<Mux>> {
-        self.conn.validate().map_err(Error::InvalidOperation)?;
-        Mux::bind(local, self.udp_recv_buffer, self.udp_send_buffer)
+        self.validate()?;
+        Mux::open(
+            local,
+            self.reuse_addr,
+            self.udp_recv_buffer,
+            self.udp_send_buffer,
+        )
     }
 
     /// Connects to a listening UDT socket.
     pub fn connect(&self, addr: impl ToSocketAddrs) -> Result<Socket> {
+        self.connect_with(addr, true)
+    }
+
+    /// Starts connecting and returns at once (UDT4's `connect` with `UDT_RCVSYN` false). The
+    /// handshake completes in the background: a [`Poller`](crate::Poller) reports the socket
+    /// writable once it is connected, or with an error if connecting failed;
+    /// [`Socket::connect_result`] tells which. Sending or receiving before then fails with
+    /// [`Error::NotConnected`].
+    pub fn connect_nonblocking(&self, addr: impl ToSocketAddrs) -> Result<Socket> {
+        self.connect_with(addr, false)
+    }
+
+    fn connect_with(&self, addr: impl ToSocketAddrs, wait: bool) -> Result<Socket> {
         let remote = resolve(addr)?;
-        let mux = self.open(unspecified_like(remote))?;
-        self.connect_on(mux, remote, self.conn.clone())
+        let local = match self.local_addr {
+            Some(l) if l.is_ipv4() != remote.is_ipv4() => {
+                return Err(Error::InvalidOption(
+                    "local and remote addresses are of different IP versions",
+                ))
+            }
+            Some(l) => l,
+            None => unspecified_like(remote),
+        };
+        let mux = self.open(local)?;
+        self.connect_on(mux, remote, self.conn.clone(), wait)
     }
 
     /// Meets a peer that connects to us at the same time (rendezvous): both sides bind a known
@@ -151,6 +271,11 @@ impl Builder {
     ) -> Result<Socket> {
         let local = resolve(local)?;
         let remote = resolve(remote)?;
+        if local.is_ipv4() != remote.is_ipv4() {
+            return Err(Error::InvalidOption(
+                "local and remote addresses are of different IP versions",
+            ));
+        }
         let mux = self.open(local)?;
         let mut conn = self.conn.clone();
         conn.rendezvous = true;
@@ -158,7 +283,7 @@ impl Builder {
             // 4.11 gives rendezvous 30 s: both sides must be started by hand.
             conn.connect_timeout = Duration::from_secs(30);
         }
-        self.connect_on(mux, remote, conn)
+        self.connect_on(mux, remote, conn, true)
     }
 
     fn connect_on(
@@ -166,11 +291,12 @@ impl Builder {
         mux: Arc<Mux>,
         remote: SocketAddr,
         conn: ConnectionConfig,
+        wait: bool,
     ) -> Result<Socket> {
         // `mux` arrives holding one handle for us (see `Mux::bind`); the socket takes it over.
         let mut st = mux.lock();
         let now = mux.clock.now();
-        let id = match st.ep.connect(now, remote, conn) {
+        let id = match st.ep.connect(now, remote, conn.clone()) {
             Ok(id) => id,
             Err(e) => {
                 st.handles -= 1;
@@ -181,10 +307,16 @@ impl Builder {
         };
         let cv = st.waiter(id);
         mux.after_app_call(&mut st);
+        let mut opts = self.clone();
+        opts.conn = conn;
+        if !wait {
+            drop(st);
+            return Ok(Socket::new(mux, id, &opts));
+        }
         loop {
             if let Some(r) = st.connect_results.remove(&id) {
                 drop(st);
-                let stream = Socket::new(mux, id, self);
+                let stream = Socket::new(mux, id, &opts);
                 return match r {
                     Ok(()) => Ok(stream),
                     Err(e) => Err(Error::Connect(e)),
@@ -211,8 +343,16 @@ impl Builder {
         Ok(Listener {
             mux,
             builder: self.clone(),
+            nonblocking: false,
         })
     }
+}
+
+/// UDT4's conversion of a buffer size in bytes to packets of `MSS − 28` bytes (a value the
+/// validation rejects if the MSS is out of range).
+fn bytes_to_pkts(bytes: usize, mss: u32) -> u32 {
+    let per_pkt = (mss.saturating_sub(udt_proto::config::IP_UDP_HEADER_LEN) as usize).max(1);
+    u32::try_from(bytes / per_pkt).unwrap_or(u32::MAX)
 }
 
 fn resolve(addr: impl ToSocketAddrs) -> Result<SocketAddr> {
@@ -233,6 +373,7 @@ fn unspecified_like(remote: SocketAddr) -> SocketAddr {
 pub struct Listener {
     mux: Arc<Mux>,
     builder: Builder,
+    nonblocking: bool,
 }
 
 impl Listener {
@@ -252,6 +393,21 @@ impl Listener {
         self.mux.buffers
     }
 
+    /// The options accepted sockets inherit.
+    pub fn options(&self) -> &Builder {
+        &self.builder
+    }
+
+    /// Non-blocking mode: [`accept`](Self::accept) fails with [`Error::WouldBlock`] instead of
+    /// waiting when no connection is queued (use a [`Poller`](crate::Poller) to wait).
+    pub fn set_nonblocking(&mut self, on: bool) {
+        self.nonblocking = on;
+    }
+
+    pub(crate) fn poll_mux(&self) -> &Arc<Mux> {
+        &self.mux
+    }
+
     /// Waits for the next established connection.
     pub fn accept(&self) -> Result<(Socket, SocketAddr)> {
         let mut st = self.mux.lock();
@@ -261,12 +417,16 @@ impl Listener {
                 let peer = st.ep.connection(id).map(|c| c.peer_addr());
                 st.connect_results.remove(&id);
                 st.handles += 1;
+                st.refresh(Target::Listener);
                 drop(st);
                 let stream = Socket::from_accepted(Arc::clone(&self.mux), id, &self.builder);
                 return match peer {
                     Some(p) => Ok((stream, p)),
                     None => Err(Error::ConnectionLost),
                 };
+            }
+            if self.nonblocking {
+                return Err(Error::WouldBlock);
             }
             st = cv.wait(st).unwrap_or_else(|p| p.into_inner());
         }
@@ -277,6 +437,7 @@ impl Drop for Listener {
     fn drop(&mut self) {
         let mut st = self.mux.lock();
         let now = self.mux.clock.now();
+        st.unwatch_all(Target::Listener);
         st.ep.stop_listening(now);
         st.handles -= 1;
         self.mux.after_app_call(&mut st);
@@ -290,6 +451,8 @@ impl Drop for Listener {
 pub struct Socket {
     mux: Arc<Mux>,
     id: SocketId,
+    /// The options it was made with, kept current by the setters.
+    opts: Builder,
     read_timeout: Option<Duration>,
     write_timeout: Option<Duration>,
     nonblocking: bool,
@@ -300,10 +463,15 @@ impl Socket {
         Socket {
             mux,
             id,
+            opts: b.clone(),
             read_timeout: b.read_timeout,
             write_timeout: b.write_timeout,
-            nonblocking: false,
+            nonblocking: b.nonblocking,
         }
+    }
+
+    pub(crate) fn poll_parts(&self) -> (&Arc<Mux>, SocketId) {
+        (&self.mux, self.id)
     }
 
     fn from_accepted(mux: Arc<Mux>, id: SocketId, b: &Builder) -> Socket {
@@ -339,14 +507,162 @@ impl Socket {
         self.nonblocking = on;
     }
 
-    /// Timeout of blocking reads.
-    pub fn set_read_timeout(&mut self, t: Option<Duration>) {
+    /// True in non-blocking mode.
+    pub fn is_nonblocking(&self) -> bool {
+        self.nonblocking
+    }
+
+    /// Timeout of blocking reads (`UDT_RCVTIMEO`; `None` waits forever). A zero duration is
+    /// [`Error::InvalidOption`].
+    pub fn set_read_timeout(&mut self, t: Option<Duration>) -> Result<()> {
+        if t == Some(Duration::ZERO) {
+            return Err(Error::InvalidOption("receive timeout must be positive"));
+        }
         self.read_timeout = t;
+        Ok(())
+    }
+
+    /// Timeout of blocking writes (`UDT_SNDTIMEO`; `None` waits forever). A zero duration is
+    /// [`Error::InvalidOption`].
+    pub fn set_write_timeout(&mut self, t: Option<Duration>) -> Result<()> {
+        if t == Some(Duration::ZERO) {
+            return Err(Error::InvalidOption("send timeout must be positive"));
+        }
+        self.write_timeout = t;
+        Ok(())
+    }
+
+    /// Timeout of blocking reads.
+    pub fn read_timeout(&self) -> Option<Duration> {
+        self.read_timeout
     }
 
     /// Timeout of blocking writes.
-    pub fn set_write_timeout(&mut self, t: Option<Duration>) {
-        self.write_timeout = t;
+    pub fn write_timeout(&self) -> Option<Duration> {
+        self.write_timeout
+    }
+
+    /// Changes the largest sending rate, bytes per second (`UDT_MAXBW`; `None` = unlimited),
+    /// from the next packet on. Zero is [`Error::InvalidOption`].
+    pub fn set_max_bandwidth(&mut self, bytes_per_sec: Option<u64>) -> Result<()> {
+        if bytes_per_sec == Some(0) {
+            return Err(Error::InvalidOption("maximum bandwidth must be positive"));
+        }
+        let mut st = self.mux.lock();
+        let mut c = st.ep.connection_mut(self.id).ok_or(Error::NotConnected)?;
+        c.set_max_bandwidth(bytes_per_sec)?;
+        drop(c);
+        self.mux.after_app_call(&mut st);
+        self.opts.conn.max_bandwidth = bytes_per_sec;
+        Ok(())
+    }
+
+    /// Largest sending rate, bytes per second (`None` = unlimited).
+    pub fn max_bandwidth(&self) -> Option<u64> {
+        self.opts.conn.max_bandwidth
+    }
+
+    /// Changes how long [`close`](Self::close) (and drop) keep delivering queued data
+    /// (`UDT_LINGER`; `None` closes at once, abandoning unacknowledged data).
+    pub fn set_linger(&mut self, linger: Option<Duration>) -> Result<()> {
+        let mut st = self.mux.lock();
+        let mut c = st.ep.connection_mut(self.id).ok_or(Error::NotConnected)?;
+        c.set_linger(linger);
+        drop(c);
+        self.opts.conn.linger = linger;
+        Ok(())
+    }
+
+    /// Linger time of close.
+    pub fn linger(&self) -> Option<Duration> {
+        self.opts.conn.linger
+    }
+
+    /// Maximum segment size in force, bytes including IP and UDP headers (`UDT_MSS`; in
+    /// client/server mode the smaller of both sides').
+    pub fn mss(&self) -> u32 {
+        let st = self.mux.lock();
+        st.ep
+            .connection(self.id)
+            .map_or(self.opts.conn.mss, |c| c.mss())
+    }
+
+    /// Largest flow window this side allows, packets (`UDT_FC`).
+    pub fn flight_flag_size(&self) -> u32 {
+        self.opts.conn.flight_flag_size
+    }
+
+    /// Send buffer, packets (`UDT_SNDBUF` / payload size).
+    pub fn send_buffer_pkts(&self) -> u32 {
+        self.opts.conn.send_buffer_pkts
+    }
+
+    /// Receive buffer, packets (`UDT_RCVBUF` / payload size).
+    pub fn recv_buffer_pkts(&self) -> u32 {
+        self.opts.conn.recv_buffer_pkts
+    }
+
+    /// Outcome of connecting: `None` while the handshake is in progress (after
+    /// [`Builder::connect_nonblocking`]), then `Ok(())` once connected (even if the connection
+    /// later ended) or the [`Error::Connect`] that ended it.
+    pub fn connect_result(&self) -> Option<Result<()>> {
+        let st = self.mux.lock();
+        if st
+            .ep
+            .connection(self.id)
+            .is_some_and(|c| c.state() == ConnectionState::Connecting)
+        {
+            return None;
+        }
+        match st.connect_results.get(&self.id) {
+            Some(Err(e)) => Some(Err(Error::Connect(*e))),
+            _ => Some(Ok(())),
+        }
+    }
+
+    /// State of the connection (`UDT_STATE`).
+    pub fn state(&self) -> ConnectionState {
+        let st = self.mux.lock();
+        st.ep
+            .connection(self.id)
+            .map_or(ConnectionState::Closed, |c| c.state())
+    }
+
+    /// Current readiness (`UDT_EVENT`): read, write, error, as a [`Poller`](crate::Poller)
+    /// would report it.
+    pub fn readiness(&self) -> crate::Readiness {
+        let mut st = self.mux.lock();
+        let r = crate::poll::readiness(&mut st.ep, Target::Conn(self.id));
+        self.mux.after_app_call(&mut st);
+        r
+    }
+
+    /// Packets in the send buffer, unsent and unacknowledged (`UDT_SNDDATA`).
+    pub fn send_buffer_used_pkts(&self) -> usize {
+        let st = self.mux.lock();
+        st.ep
+            .connection(self.id)
+            .map_or(0, |c| c.send_buffer_pkts())
+    }
+
+    /// True for a rendezvous connection (`UDT_RENDEZVOUS`).
+    pub fn is_rendezvous(&self) -> bool {
+        self.opts.conn.rendezvous
+    }
+
+    /// Whether the socket was made with reuse address on (`UDT_REUSEADDR`).
+    pub fn is_reuse_addr(&self) -> bool {
+        self.opts.reuse_addr
+    }
+
+    /// Stream or message socket.
+    pub fn kind(&self) -> SocketKind {
+        self.opts.conn.kind
+    }
+
+    /// Name of the congestion control algorithm (`UDT_CC`).
+    pub fn congestion_control_name(&self) -> &str {
+        self.opts.conn.congestion_control.name()
     }
 
     fn deadline(t: Option<Duration>) -> Option<std::time::Instant> {
@@ -433,6 +749,10 @@ impl Socket {
                 Ok(())
             }
         });
+        // The engine has queued its Shutdown (and last ACKs); make sure they left before we
+        // return, or a process that exits right after closing leaves the peer waiting for its
+        // timeout.
+        self.mux.flush(CLOSE_FLUSH_LIMIT);
         match r {
             Ok(()) | Err(Error::ConnectionLost) => Ok(()),
             Err(e) => Err(e),
@@ -444,6 +764,7 @@ impl Drop for Socket {
     fn drop(&mut self) {
         let mut st = self.mux.lock();
         let now = self.mux.clock.now();
+        st.unwatch_all(Target::Conn(self.id));
         // Lingering data keeps flowing from the I/O thread after the handle is gone.
         st.ep.close(now, self.id);
         st.handles -= 1;

@@ -70,6 +70,16 @@ impl UdpPort {
         }
         socket.set_recv_buffer_size(recv_buf)?;
         socket.set_send_buffer_size(send_buf)?;
+        // The kernel silently caps these at net.core.rmem_max / wmem_max (often 208 KB to
+        // 4 MB, far below what 1 Gb/s over 100 ms needs). A privileged process (CAP_NET_ADMIN)
+        // may exceed the caps; others keep the capped size, which `BufferSizes::capped`
+        // reports so that callers can warn.
+        if socket.recv_buffer_size()? / 2 < recv_buf {
+            force_buffer(&socket, libc::SO_RCVBUFFORCE, recv_buf);
+        }
+        if socket.send_buffer_size()? / 2 < send_buf {
+            force_buffer(&socket, libc::SO_SNDBUFFORCE, send_buf);
+        }
         let one: libc::c_int = 1;
         // SAFETY: setsockopt with a pointer to a live c_int and its exact size.
         let rc = unsafe {
@@ -244,6 +254,22 @@ fn to_socket_addr(storage: &libc::sockaddr_storage) -> Option<SocketAddr> {
 }
 
 /// The `SCM_TIMESTAMPNS` control message of a received datagram.
+/// Sets a socket buffer past the system-wide cap (`SO_RCVBUFFORCE`/`SO_SNDBUFFORCE`); fails
+/// silently without CAP_NET_ADMIN.
+fn force_buffer(socket: &Socket, option: libc::c_int, bytes: usize) {
+    let size = libc::c_int::try_from(bytes).unwrap_or(libc::c_int::MAX);
+    // SAFETY: setsockopt with a pointer to a live c_int and its exact size.
+    unsafe {
+        libc::setsockopt(
+            socket.as_raw_fd(),
+            libc::SOL_SOCKET,
+            option,
+            (&size as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
+    }
+}
+
 fn timestamp(hdr: &libc::msghdr) -> Option<SystemTime> {
     // SAFETY: CMSG_* walk the control buffer the kernel filled, within `msg_controllen`.
     unsafe {

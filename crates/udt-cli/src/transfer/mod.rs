@@ -17,7 +17,6 @@ pub mod send;
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
-use std::time::Duration;
 
 pub use recv::RecvArgs;
 pub use send::SendArgs;
@@ -31,17 +30,10 @@ pub const SECRET_ENV: &str = "UDT_SECRET";
 /// Block size for hashing files on disk, bytes.
 const HASH_BLOCK: usize = 1 << 20;
 
-/// How long to keep the process alive after `Socket::close` returns. `close` returns once
-/// the connection is closed locally, before the runtime's I/O thread has put the final
-/// acknowledgement and the shutdown packet on the wire; a process that exits at once loses
-/// them, and the peer only notices when its own timers give up (seconds). Only needed just
-/// before the process exits.
-const CLOSE_GRACE: Duration = Duration::from_millis(100);
-
-/// Closes `sock` (bounded by its linger) and gives the I/O thread time to tell the peer.
+/// Closes `sock`, bounded by its linger. `Socket::close` returns once the final
+/// acknowledgement and the shutdown packet have left, so the process may exit right after.
 pub fn close_and_flush(sock: udt::Socket) {
     let _ = sock.close();
-    std::thread::sleep(CLOSE_GRACE);
 }
 
 /// Warns on stderr when the kernel granted smaller UDP buffers than asked for: fast or long
