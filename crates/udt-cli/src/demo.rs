@@ -30,8 +30,9 @@ pub struct DemoArgs {
     /// Round-trip time of the emulated path, ms (half of it each way).
     #[arg(long, default_value_t = 100.0)]
     rtt_ms: f64,
-    /// Random loss on the path, each direction (a fraction: 0.0001 = 0.01 %).
-    #[arg(long, default_value_t = 0.0001)]
+    /// Random loss on the path, each direction (a fraction: 0.00001 = 0.001 %). UDT's native
+    /// control takes every loss as congestion, so more than this costs much of the rate.
+    #[arg(long, default_value_t = 0.00001)]
     loss: f64,
     /// Keep the generated and received files in this directory instead of a temporary one.
     #[arg(long, value_name = "DIR")]
