@@ -12,7 +12,7 @@ pub fn names() -> &'static [(&'static str, &'static str)] {
     &[
         (
             "udt",
-            "UDT native DAIMD control as UDT4 4.11 runs it, leaving slow start at the path's BDP",
+            "UDT native DAIMD control as UDT4 4.11 runs it, with a slow start that stops at the path's BDP and at most two decreases per congestion epoch",
         ),
         ("udt4", "UDT native DAIMD control, exactly as UDT4 4.11"),
         (
