@@ -1293,7 +1293,14 @@ fn message_ttl_lossy_udt4_to_ours() {
         );
     }
     let rel = relay.stop();
-    assert_eq!(r.end, None, "{r:?}");
+    // A 4.11 sender's first TTL drop shifts its buffer-to-sequence mapping (interop/README.md,
+    // finding 4); after that it may send nothing but incomplete messages until it gives up, and
+    // our receiver's 60 s read timeout ends the wait first. Either end is the sender's doing;
+    // what this test checks is that everything delivered is whole and correct.
+    assert!(
+        r.end.is_none() || r.end.as_deref() == Some(&udt::Error::Timeout.to_string()),
+        "{r:?}"
+    );
     assert_eq!((r.mismatched, r.bad_messages), (0, 0), "{r:?}");
     assert!(r.messages > 0 && r.messages <= count, "{r:?}");
     assert_eq!(r.bytes, r.messages * m as u64, "{r:?}");
