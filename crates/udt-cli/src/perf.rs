@@ -202,6 +202,8 @@ fn server(a: ServerArgs) -> anyhow::Result<()> {
     listener.set_nonblocking(true);
     let (done_tx, done_rx) = std::sync::mpsc::channel::<anyhow::Result<ConnResult>>();
     let (mut active, mut session): (usize, Vec<ConnResult>) = (0, Vec::new());
+    // Connections of the current test that ended in an error (reported as they happen).
+    let mut failed = 0usize;
     let mut session_start: Option<(Instant, f64)> = None;
     let multi = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     loop {
@@ -226,7 +228,14 @@ fn server(a: ServerArgs) -> anyhow::Result<()> {
         match done_rx.recv_timeout(Duration::from_millis(5)) {
             Ok(r) => {
                 active -= 1;
-                session.push(r?);
+                match r {
+                    Ok(r) => session.push(r),
+                    // One broken connection must not take the others' results with it.
+                    Err(e) => {
+                        failed += 1;
+                        eprintln!("udt perf server: a connection failed: {e:#}");
+                    }
+                }
             }
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => continue,
             Err(e) => return Err(e).context("connection thread lost"),
@@ -271,9 +280,13 @@ fn server(a: ServerArgs) -> anyhow::Result<()> {
             );
         }
         multi.store(false, Ordering::Relaxed);
+        let failed_now = std::mem::take(&mut failed);
         if a.once {
             if bad > 0 {
                 bail!("{bad} received bytes did not match the expected pattern");
+            }
+            if failed_now > 0 {
+                bail!("{failed_now} connection(s) failed");
             }
             return Ok(());
         }
