@@ -22,12 +22,14 @@
 //!
 //! Pacing: the thread asks the kernel for 1 µs timer slack, sleeps in `ppoll` until shortly
 //! before the next send time and spins the rest, so the inter-packet period is kept to a few
-//! microseconds.
+//! microseconds. Only paced sends get the spin ([`Endpoint::timeout_is_paced`]); timers are
+//! waited for in `ppoll` alone.
 
 use std::collections::HashMap;
 use std::io;
 use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::time::{Duration, SystemTime};
 
@@ -40,6 +42,12 @@ use crate::udp::{recv_batch, BufferSizes, RecvBatch, SendBatch, UdpPort, BATCH};
 
 /// Below this much time to the next deadline the I/O thread spins instead of sleeping, µs.
 const SPIN_US: u64 = 60;
+
+/// Timer deadlines (everything but paced sends) are rounded up to this grid, µs, so that the
+/// timers of many connections expire in one wake-up: 1000 idle connections would otherwise
+/// wake the thread for each keep-alive. Late by at most this much is immaterial for timers
+/// of 10 ms and more, and a busy thread runs them at every pass anyway.
+const TIMER_GRID_US: u64 = 1_000;
 
 /// An eventfd that wakes the I/O thread.
 #[derive(Debug)]
@@ -95,8 +103,6 @@ pub(crate) struct State {
     watchers: HashMap<Target, Watchers>,
     /// Set by the I/O thread when it exits: the multiplexer can no longer be joined.
     finished: bool,
-    /// Passes of the I/O thread that handed everything the endpoint had due to the kernel.
-    tx_passes: u64,
 }
 
 impl State {
@@ -209,8 +215,13 @@ pub(crate) struct Mux {
     pub(crate) buffers: BufferSizes,
     /// Whether other sockets may join this multiplexer (`UDT_REUSEADDR` of its creator).
     pub(crate) reusable: bool,
-    /// Signalled after each pass of the I/O thread that sent everything due (and when it exits).
+    /// Signalled after each pass of the I/O thread that sent everything due (and when it exits)
+    /// while some thread waits in [`Mux::flush`].
     flushed: Condvar,
+    /// Passes of the I/O thread that handed everything the endpoint had due to the kernel.
+    tx_passes: AtomicU64,
+    /// Threads waiting in [`Mux::flush`]; without any, a pass costs no lock and no futex call.
+    flush_waiters: AtomicUsize,
 }
 
 /// The process's multiplexers by (IPv6?, port), for reuse address. Entries of finished
@@ -306,9 +317,10 @@ impl Mux {
                 connect_results: HashMap::new(),
                 watchers: HashMap::new(),
                 finished: false,
-                tx_passes: 0,
             }),
             flushed: Condvar::new(),
+            tx_passes: AtomicU64::new(0),
+            flush_waiters: AtomicUsize::new(0),
             clock: Clock::new(),
             waker: Waker::new()?,
             local: port.local_addr(),
@@ -356,16 +368,17 @@ impl Mux {
     /// the endpoint had queued when this was called — e.g. the Shutdown of a connection that
     /// was just closed, which would otherwise be lost if the process exits right away.
     pub(crate) fn flush(&self, limit: Duration) {
+        self.flush_waiters.fetch_add(1, Ordering::SeqCst);
         let mut st = self.lock();
         // A pass that had already taken its datagrams when we looked may miss ours; the one
         // after it cannot.
-        let target = st.tx_passes + 2;
+        let target = self.tx_passes.load(Ordering::SeqCst) + 2;
         let deadline = std::time::Instant::now() + limit;
-        while st.tx_passes < target && !st.finished {
+        while self.tx_passes.load(Ordering::SeqCst) < target && !st.finished {
             self.waker.wake();
             let left = deadline.saturating_duration_since(std::time::Instant::now());
             if left.is_zero() {
-                return;
+                break;
             }
             st = self
                 .flushed
@@ -373,6 +386,7 @@ impl Mux {
                 .unwrap_or_else(|p| p.into_inner())
                 .0;
         }
+        self.flush_waiters.fetch_sub(1, Ordering::SeqCst);
     }
 
     /// Runs `op` on connection `id`, waiting while it reports `WouldBlock` — on the
@@ -426,27 +440,28 @@ fn io_loop(mux: Arc<Mux>, port: UdpPort) {
     let mut last_stamp = Instant::ZERO;
     loop {
         // Timers and transmissions due now.
-        let (deadline, exit) = {
+        let (deadline, paced, exit) = {
             let mut st = mux.lock();
             let now = mux.clock.now();
             st.ep.handle_timeout(now);
             transmit(&mut st, now, &port, &mut sb);
             st.dispatch_events();
             let d = st.ep.poll_timeout();
+            let paced = st.ep.timeout_is_paced();
             st.io_deadline = d;
             // Decided after the transmissions above, so that the last datagrams of the last
             // connection (its Shutdown) still leave. Under the lock, so that `Mux::open` never
             // joins a multiplexer that is gone.
             let exit = st.handles == 0 && st.ep.connection_count() == 0;
             st.finished |= exit;
-            (d, exit)
+            (d, paced, exit)
         };
         sb.flush(&port);
         mux.passed();
         if exit {
             break;
         }
-        wait(&mux, &port, deadline);
+        wait(&mux, &port, deadline, paced);
         // Everything that arrived.
         loop {
             // An error (e.g. an ICMP error queued on the socket) means nothing to read.
@@ -484,8 +499,12 @@ fn io_loop(mux: Arc<Mux>, port: UdpPort) {
 impl Mux {
     /// Counts a pass of the I/O thread that sent everything due (see [`Mux::flush`]).
     fn passed(&self) {
-        self.lock().tx_passes += 1;
-        self.flushed.notify_all();
+        self.tx_passes.fetch_add(1, Ordering::SeqCst);
+        if self.flush_waiters.load(Ordering::SeqCst) > 0 {
+            // Under the lock, so that a waiter between its check and its wait cannot miss it.
+            let _st = self.lock();
+            self.flushed.notify_all();
+        }
     }
 }
 
@@ -499,9 +518,18 @@ fn transmit(st: &mut State, now: Instant, port: &UdpPort, sb: &mut SendBatch) {
     }
 }
 
-/// Sleeps until `deadline`, a datagram, or a wake-up: `ppoll` for most of the time, then a
-/// short spin for microsecond precision.
-fn wait(mux: &Mux, port: &UdpPort, deadline: Option<Instant>) {
+/// Sleeps until `deadline`, a datagram, or a wake-up: `ppoll` for most of the time, then,
+/// if the deadline is a paced send, a short spin for microsecond precision. Timers (ACK,
+/// keep-alive, ...) get no spin and are rounded up to [`TIMER_GRID_US`]: with many idle
+/// connections their deadlines are frequent, and spinning or waking for each would cost more
+/// CPU than all the real work.
+fn wait(mux: &Mux, port: &UdpPort, deadline: Option<Instant>, paced: bool) {
+    let deadline = match deadline {
+        Some(d) if !paced => Some(Instant::from_micros(
+            d.as_micros().div_ceil(TIMER_GRID_US) * TIMER_GRID_US,
+        )),
+        d => d,
+    };
     loop {
         let now = mux.clock.now();
         let left_us = deadline.map(|d| d.as_micros().saturating_sub(now.as_micros()));
@@ -520,14 +548,15 @@ fn wait(mux: &Mux, port: &UdpPort, deadline: Option<Instant>) {
                 revents: 0,
             },
         ];
-        let spin = left_us.is_some_and(|l| l <= SPIN_US);
+        let margin = if paced { SPIN_US } else { 0 };
+        let spin = paced && left_us.is_some_and(|l| l <= SPIN_US);
         let timeout = match left_us {
             _ if spin => libc::timespec {
                 tv_sec: 0,
                 tv_nsec: 0,
             },
             Some(l) => {
-                let d = Duration::from_micros(l - SPIN_US);
+                let d = Duration::from_micros(l - margin);
                 libc::timespec {
                     tv_sec: d.as_secs() as libc::time_t,
                     tv_nsec: d.subsec_nanos() as libc::c_long,

@@ -731,8 +731,8 @@ impl Connection {
                 if let Some(nak) = self.nak_deadline() {
                     t = t.min(nak);
                 }
-                if self.has_sendable_data() {
-                    t = t.min(self.next_send_time());
+                if let Some(send) = self.paced_send_time() {
+                    t = t.min(send);
                 }
                 if let State::Closing { deadline } = self.state {
                     t = t.min(deadline);
@@ -740,6 +740,18 @@ impl Connection {
                 Some(t)
             }
             State::Broken(_) | State::Closed => None,
+        }
+    }
+
+    /// The instant of the next paced data packet, if data is waiting to be sent: the one
+    /// deadline whose precision sets the achieved rate, so a runtime should meet it to the
+    /// microsecond (the ACK, NAK and EXP timers tolerate ordinary scheduler latency).
+    pub fn paced_send_time(&self) -> Option<Instant> {
+        match self.state {
+            State::Connected | State::Closing { .. } if self.has_sendable_data() => {
+                Some(self.next_send_time())
+            }
+            _ => None,
         }
     }
 

@@ -648,6 +648,23 @@ impl Endpoint {
         None
     }
 
+    /// Whether the earliest deadline ([`poll_timeout`](Self::poll_timeout)) is a paced data
+    /// send ([`Connection::paced_send_time`]). Only those are worth waking for to the
+    /// microsecond (e.g. by spinning); timers can wait with the scheduler's usual latency,
+    /// which keeps idle connections cheap.
+    pub fn timeout_is_paced(&mut self) -> bool {
+        let Some(t) = self.poll_timeout() else {
+            return false;
+        };
+        match self.timers.peek() {
+            Some(&Reverse((top, id, slot))) if top == t => self
+                .conns
+                .at(slot, id)
+                .is_some_and(|c| c.paced_send_time() == Some(t)),
+            _ => false,
+        }
+    }
+
     /// Writes the next datagram due at `now` into `buf` (at least the largest MSS in use minus
     /// 28 bytes; 65 536 always suffices) and says where it goes.
     pub fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
