@@ -40,37 +40,8 @@ impl Flow {
 
 /// Runs all flows concurrently until every byte arrived; checks every byte.
 fn run_flows(net: &mut Net, flows: &mut [Flow], limit_s: f64) {
-    let mut chunk = vec![0u8; 20_000];
-    let mut rbuf = vec![0u8; 50_000];
     let ok = net.run_until(limit_s, |net| {
-        let now = net.now;
-        for f in flows.iter_mut() {
-            let mut c = net.nodes[f.from.0].ep.connection_mut(f.from.1).unwrap();
-            while f.sent < f.total {
-                let n = (f.total - f.sent).min(chunk.len() as u64) as usize;
-                keyed_pattern(f.key, f.sent, &mut chunk[..n]);
-                match c.send(now, &chunk[..n]) {
-                    Ok(m) => f.sent += m as u64,
-                    Err(Error::WouldBlock) => break,
-                    Err(e) => panic!("flow {}: send: {e}", f.key),
-                }
-            }
-            drop(c);
-            let mut c = net.nodes[f.to.0].ep.connection_mut(f.to.1).unwrap();
-            loop {
-                match c.recv(&mut rbuf) {
-                    Ok(m) => {
-                        if let Some(i) = check_keyed_pattern(f.key, f.recvd, &rbuf[..m]) {
-                            panic!("flow {}: wrong byte at {}", f.key, f.recvd + i as u64);
-                        }
-                        f.recvd += m as u64;
-                        assert!(f.recvd <= f.total, "flow {}: too many bytes", f.key);
-                    }
-                    Err(Error::WouldBlock) => break,
-                    Err(e) => panic!("flow {}: recv: {e}", f.key),
-                }
-            }
-        }
+        run_flows_step(net, flows);
         flows.iter().all(|f| f.recvd == f.total)
     });
     let left: Vec<_> = flows
@@ -79,6 +50,41 @@ fn run_flows(net: &mut Net, flows: &mut [Flow], limit_s: f64) {
         .map(|f| (f.key, f.recvd))
         .collect();
     assert!(ok, "flows incomplete after {limit_s} s: {left:?}");
+}
+
+/// Queues as much of each flow as its sender takes and reads and checks whatever its
+/// receiver has.
+fn run_flows_step(net: &mut Net, flows: &mut [Flow]) {
+    let mut chunk = vec![0u8; 20_000];
+    let mut rbuf = vec![0u8; 50_000];
+    let now = net.now;
+    for f in flows.iter_mut() {
+        let mut c = net.nodes[f.from.0].ep.connection_mut(f.from.1).unwrap();
+        while f.sent < f.total {
+            let n = (f.total - f.sent).min(chunk.len() as u64) as usize;
+            keyed_pattern(f.key, f.sent, &mut chunk[..n]);
+            match c.send(now, &chunk[..n]) {
+                Ok(m) => f.sent += m as u64,
+                Err(Error::WouldBlock) => break,
+                Err(e) => panic!("flow {}: send: {e}", f.key),
+            }
+        }
+        drop(c);
+        let mut c = net.nodes[f.to.0].ep.connection_mut(f.to.1).unwrap();
+        loop {
+            match c.recv(&mut rbuf) {
+                Ok(m) => {
+                    if let Some(i) = check_keyed_pattern(f.key, f.recvd, &rbuf[..m]) {
+                        panic!("flow {}: wrong byte at {}", f.key, f.recvd + i as u64);
+                    }
+                    f.recvd += m as u64;
+                    assert!(f.recvd <= f.total, "flow {}: too many bytes", f.key);
+                }
+                Err(Error::WouldBlock) => break,
+                Err(e) => panic!("flow {}: recv: {e}", f.key),
+            }
+        }
+    }
 }
 
 fn client_addr(i: usize) -> SocketAddr {
@@ -455,4 +461,52 @@ fn idle_connections_wake_rarely() {
             ConnectionState::Connected
         );
     }
+}
+
+/// `timeout_is_paced` marks exactly the deadlines that are data sends: never on an idle
+/// connection (keep-alive, ACK timers), while queued data waits for its send time, and no
+/// longer once everything has been sent and acknowledged.
+#[test]
+fn only_data_sends_are_paced_deadlines() {
+    let mut net = Net::new(105, 5_000);
+    let client = net.add("10.0.0.1:5000", 11);
+    let server = net.add("10.0.0.2:9000", 12);
+    let now = net.now;
+    net.nodes[server]
+        .ep
+        .listen(now, ConnectionConfig::default(), 1)
+        .unwrap();
+    let (c, s) = net.establish(client, server, ConnectionConfig::default(), 5.0);
+    // Idle for a while: keep-alives run, nothing is paced.
+    let mut paced = 0u32;
+    net.run_until(3.0, |net| {
+        for n in &mut net.nodes {
+            paced += u32::from(n.ep.timeout_is_paced());
+        }
+        false
+    });
+    assert_eq!(paced, 0, "an idle connection asked for paced wake-ups");
+
+    // A 2 MB transfer: the sender's deadline is paced while data waits, the receiver's never.
+    let total = 2_000_000u64;
+    let (mut client_paced, mut server_paced) = (0u32, 0u32);
+    let mut flows = [Flow::new((client, c), (server, s), 1, total)];
+    let mut probe = |net: &mut Net| {
+        client_paced += u32::from(net.nodes[client].ep.timeout_is_paced());
+        server_paced += u32::from(net.nodes[server].ep.timeout_is_paced());
+    };
+    let limit = net.now.plus_micros(20_000_000);
+    while flows[0].recvd < total && net.now < limit {
+        run_flows_step(&mut net, &mut flows);
+        probe(&mut net);
+        net.step(limit);
+    }
+    assert_eq!(flows[0].recvd, total, "transfer incomplete");
+    assert!(client_paced > 100, "sender paced only {client_paced} times");
+    assert_eq!(server_paced, 0, "the receiver asked for paced wake-ups");
+
+    // Everything acknowledged: back to timers only.
+    net.run_until(2.0, |_| false);
+    assert!(!net.nodes[client].ep.timeout_is_paced());
+    assert!(!net.nodes[server].ep.timeout_is_paced());
 }
