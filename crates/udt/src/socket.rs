@@ -322,7 +322,7 @@ impl Builder {
                     Err(e) => Err(Error::Connect(e)),
                 };
             }
-            st = cv.wait(st).unwrap_or_else(|p| p.into_inner());
+            st = cv.wait(st);
         }
     }
 

@@ -12,7 +12,6 @@ use std::io;
 use std::mem::MaybeUninit;
 use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, RawFd};
-use std::time::{Duration, SystemTime};
 
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 
@@ -127,8 +126,9 @@ impl UdpPort {
 pub(crate) struct Received {
     pub(crate) from: SocketAddr,
     pub(crate) len: usize,
-    /// Kernel receive time (wall clock), if the kernel stamped it.
-    pub(crate) stamp: Option<SystemTime>,
+    /// Kernel receive time, ns since the Unix epoch (realtime clock), if the kernel stamped
+    /// it.
+    pub(crate) stamp: Option<u64>,
 }
 
 /// Buffers for [`recv_batch`]: reused across calls.
@@ -270,16 +270,14 @@ fn force_buffer(socket: &Socket, option: libc::c_int, bytes: usize) {
     }
 }
 
-fn timestamp(hdr: &libc::msghdr) -> Option<SystemTime> {
+fn timestamp(hdr: &libc::msghdr) -> Option<u64> {
     // SAFETY: CMSG_* walk the control buffer the kernel filled, within `msg_controllen`.
     unsafe {
         let mut c = libc::CMSG_FIRSTHDR(hdr);
         while !c.is_null() {
             if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == SO_TIMESTAMPNS {
                 let ts = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast::<libc::timespec>());
-                return Some(
-                    SystemTime::UNIX_EPOCH + Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32),
-                );
+                return crate::clock::timespec_ns(&ts);
             }
             c = libc::CMSG_NXTHDR(hdr, c);
         }
