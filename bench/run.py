@@ -183,6 +183,13 @@ def jain(xs):
     return sum(xs) ** 2 / (len(xs) * sum(x * x for x in xs))
 
 
+def conn_lines(srv):
+    """The server's per-connection reports; a session's summary of several connections (it
+    carries `per_connection_mbps`) is not one."""
+    return [j for j in srv.json_lines()
+            if j.get("role") == "server" and "per_connection_mbps" not in j]
+
+
 def run_ours(a, tmp, ports, tag, nbytes=None, parallel=1, seconds=None):
     port = ports.take()
     srv_argv = [a.udt, "perf", "server", "--port", str(port), "--bind", "127.0.0.1",
@@ -201,12 +208,12 @@ def run_ours(a, tmp, ports, tag, nbytes=None, parallel=1, seconds=None):
         # The server serves forever: wait for one line per connection, then stop it. (A peer
         # that vanished is detected by the expiry timer after tens of seconds.)
         t0 = time.monotonic()
-        while len(srv.json_lines()) < parallel and time.monotonic() - t0 < a.pgrace:
+        while len(conn_lines(srv)) < parallel and time.monotonic() - t0 < a.pgrace:
             time.sleep(0.05)
-        server_end = (time.monotonic() - t0 if len(srv.json_lines()) >= parallel else None)
+        server_end = (time.monotonic() - t0 if len(conn_lines(srv)) >= parallel else None)
         srv.kill(signal.SIGTERM)
     c = (cli.json_lines() or [{}])[-1]
-    s_lines = [j for j in srv.json_lines() if j.get("role") == "server"]
+    s_lines = conn_lines(srv)
     rcv_bytes = sum(j["bytes"] for j in s_lines)
     r = {
         "tool": "ours", "client_ok": cli.ok(), "bytes": c.get("bytes"),

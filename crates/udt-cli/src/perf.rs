@@ -71,6 +71,11 @@ struct ClientArgs {
     /// Parallel connections.
     #[arg(long, default_value_t = 1)]
     parallel: usize,
+    /// Give each parallel connection a UDP port (and I/O thread) of its own. By default they
+    /// share the first connection's port, as UDT's multiplexing allows: one thread paces them
+    /// all.
+    #[arg(long)]
+    separate_ports: bool,
     /// Stream or message mode.
     #[arg(long, value_enum, default_value_t = Mode::Stream)]
     mode: Mode,
@@ -420,6 +425,9 @@ fn client(a: ClientArgs) -> anyhow::Result<()> {
         .with_context(|| format!("cannot connect to {}", a.server))?;
         if i == 0 {
             warn_buffers(sock.udp_buffers());
+            if !a.separate_ports && !a.rendezvous {
+                builder = builder.reuse_addr(true).local_addr(sock.local_addr());
+            }
         }
         let sent = Arc::clone(&sent);
         let (mode, msg_size) = (a.mode, a.msg_size);

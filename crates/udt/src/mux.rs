@@ -51,6 +51,9 @@ const SPIN_US: u64 = 60;
 /// socket buffer holds the datagrams meanwhile (100 µs at 10 Gbit/s is 125 kB).
 const COALESCE_US: u64 = 100;
 
+/// Datagrams sent per pass of the I/O thread at most, before it reads what arrived.
+const TX_PER_PASS: usize = 2 * BATCH;
+
 /// A receive pass with at least this many datagrams marks a stream worth coalescing.
 const COALESCE_MIN_BATCH: usize = 8;
 
@@ -615,9 +618,16 @@ impl Mux {
     }
 }
 
-/// Moves every datagram the endpoint has due into the batch, sending full batches.
+/// Moves the datagrams the endpoint has due into the batch, sending full batches, but at most
+/// [`TX_PER_PASS`] of them: a sender that cannot keep up with its rate always has packets due,
+/// and without the bound it would push a whole window before reading the ACKs waiting for it
+/// (on loopback that inflated the RTT to tens of milliseconds). What is left stays due, so the
+/// next pass comes at once.
 fn transmit(st: &mut State, now: Instant, port: &UdpPort, sb: &mut SendBatch) {
-    while let Some(t) = st.ep.poll_transmit(now, sb.next_buf()) {
+    for _ in 0..TX_PER_PASS {
+        let Some(t) = st.ep.poll_transmit(now, sb.next_buf()) else {
+            return;
+        };
         sb.push(t.len, t.destination);
         if sb.is_full() {
             sb.flush(port);

@@ -165,8 +165,9 @@ pub struct Connection {
     /// The application has called `close`; the endpoint may free the connection once it is
     /// closed and its last packets are out.
     released: bool,
-    /// Deadline under which the endpoint's timer heap holds this connection.
-    pub(crate) scheduled: Option<Instant>,
+    /// The entry of the endpoint's timer heap that stands for this connection: deadline and
+    /// insertion number (other entries of it are stale).
+    pub(crate) scheduled: Option<(Instant, u64)>,
     /// When the buffers last freed their unused spare payload buffers.
     spares_trimmed_at: Instant,
 }

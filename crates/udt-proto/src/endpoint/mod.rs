@@ -249,9 +249,14 @@ pub struct Endpoint {
     /// Server-side connections by (client address, client socket ID), to answer repeated
     /// requests.
     accepted_from: HashMap<(SocketAddr, SocketId), SocketId>,
-    /// Connections by deadline: (deadline, ID, slot); an entry is stale unless the slot still
-    /// holds that connection and its `scheduled` deadline is this one.
-    timers: BinaryHeap<Reverse<(Instant, SocketId, u32)>>,
+    /// Connections by deadline: (deadline, insertion number, ID, slot); an entry is stale
+    /// unless the slot still holds that connection and its `scheduled` entry is this one.
+    /// Ties are broken first come, first served: when the runtime cannot keep up with the sum
+    /// of the rates, every overdue connection is due `now` after each packet it sends, and a
+    /// tie broken by socket ID would hand the sender to one connection and starve the rest.
+    timers: BinaryHeap<Reverse<(Instant, u64, SocketId, u32)>>,
+    /// Insertions into `timers` so far.
+    timer_seq: u64,
     /// Listener replies (cookie echoes, rejections): destination, destination socket ID,
     /// handshake.
     replies: VecDeque<(SocketAddr, SocketId, Handshake)>,
@@ -283,6 +288,7 @@ impl Endpoint {
             connecting: HashMap::new(),
             accepted_from: HashMap::new(),
             timers: BinaryHeap::new(),
+            timer_seq: 0,
             replies: VecDeque::new(),
             events: VecDeque::new(),
             stats: EndpointStats::default(),
@@ -471,11 +477,12 @@ impl Endpoint {
             return;
         }
         let deadline = conn.poll_timeout();
-        if deadline != conn.scheduled {
-            conn.scheduled = deadline;
-            if let Some(t) = deadline {
-                self.timers.push(Reverse((t, id, slot)));
-            }
+        if deadline != conn.scheduled.map(|(t, _)| t) {
+            conn.scheduled = deadline.map(|t| {
+                self.timer_seq += 1;
+                self.timers.push(Reverse((t, self.timer_seq, id, slot)));
+                (t, self.timer_seq)
+            });
         }
     }
 
@@ -604,13 +611,13 @@ impl Endpoint {
     /// Pops the connections whose deadline is at or before `now` into `self.due`.
     fn collect_due(&mut self, now: Instant) {
         self.due.clear();
-        while let Some(&Reverse((t, id, slot))) = self.timers.peek() {
+        while let Some(&Reverse((t, seq, id, slot))) = self.timers.peek() {
             if t > now {
                 break;
             }
             self.timers.pop();
             if let Some(conn) = self.conns.at_mut(slot, id) {
-                if conn.scheduled == Some(t) {
+                if conn.scheduled == Some((t, seq)) {
                     conn.scheduled = None;
                     self.due.push((id, slot));
                 }
@@ -637,9 +644,9 @@ impl Endpoint {
         if !self.replies.is_empty() {
             return Some(Instant::ZERO);
         }
-        while let Some(&Reverse((t, id, slot))) = self.timers.peek() {
+        while let Some(&Reverse((t, seq, id, slot))) = self.timers.peek() {
             match self.conns.at(slot, id) {
-                Some(c) if c.scheduled == Some(t) => return Some(t),
+                Some(c) if c.scheduled == Some((t, seq)) => return Some(t),
                 _ => {
                     self.timers.pop();
                 }
@@ -657,7 +664,7 @@ impl Endpoint {
             return false;
         };
         match self.timers.peek() {
-            Some(&Reverse((top, id, slot))) if top == t => self
+            Some(&Reverse((top, _, id, slot))) if top == t => self
                 .conns
                 .at(slot, id)
                 .is_some_and(|c| c.paced_send_time() == Some(t)),
@@ -677,7 +684,7 @@ impl Endpoint {
             }
         }
         loop {
-            let &Reverse((t, id, slot)) = self.timers.peek()?;
+            let &Reverse((t, seq, id, slot)) = self.timers.peek()?;
             if t > now {
                 return None;
             }
@@ -685,7 +692,7 @@ impl Endpoint {
             let Some(conn) = self.conns.at_mut(slot, id) else {
                 continue;
             };
-            if conn.scheduled != Some(t) {
+            if conn.scheduled != Some((t, seq)) {
                 continue;
             }
             conn.scheduled = None;
@@ -693,19 +700,20 @@ impl Endpoint {
             let sent = conn.poll_transmit(now, buf);
             let destination = conn.peer_addr();
             self.after_op(id, slot);
-            match sent {
-                Some(len) => return Some(Transmit { destination, len }),
-                None => {
-                    // Nothing came out although the deadline had passed: make sure this
-                    // connection cannot spin at the same instant.
-                    if let Some(conn) = self.conns.at_mut(slot, id) {
-                        if conn.scheduled.is_some_and(|d| d <= now) {
-                            let later = now.plus_micros(1);
-                            conn.scheduled = Some(later);
-                            self.timers.push(Reverse((later, id, slot)));
-                        }
+            if sent.is_none() {
+                // Nothing came out although the deadline had passed: make sure this
+                // connection cannot spin at the same instant.
+                if let Some(conn) = self.conns.at_mut(slot, id) {
+                    if conn.scheduled.is_some_and(|(d, _)| d <= now) {
+                        let later = now.plus_micros(1);
+                        self.timer_seq += 1;
+                        conn.scheduled = Some((later, self.timer_seq));
+                        self.timers.push(Reverse((later, self.timer_seq, id, slot)));
                     }
                 }
+            }
+            if let Some(len) = sent {
+                return Some(Transmit { destination, len });
             }
         }
     }
