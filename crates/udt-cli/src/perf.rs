@@ -416,6 +416,8 @@ fn client(a: ClientArgs) -> anyhow::Result<()> {
     let cpu0 = cpu_seconds();
     let start = Instant::now();
     let mut handles = Vec::new();
+    let probe = Arc::new(Probe::default());
+    let mss = f64::from(builder.connection_config().mss);
     for i in 0..a.parallel {
         let sock = if a.rendezvous {
             builder.rendezvous(("0.0.0.0", a.local_port + i as u16), a.server.as_str())
@@ -430,6 +432,7 @@ fn client(a: ClientArgs) -> anyhow::Result<()> {
             }
         }
         let sent = Arc::clone(&sent);
+        let probe = (i == 0 && a.interval > 0.0 && !a.json).then(|| Arc::clone(&probe));
         let (mode, msg_size) = (a.mode, a.msg_size);
         handles.push(std::thread::spawn(
             move || -> anyhow::Result<(udt::PerfStats, u64, f64)> {
@@ -441,6 +444,7 @@ fn client(a: ClientArgs) -> anyhow::Result<()> {
                     per_conn_bytes,
                     duration.map(|d| start + d),
                     &sent,
+                    probe.as_deref(),
                 )?;
                 // The statistics count retransmissions until the last byte is acknowledged,
                 // so wait for the send buffer to drain before reading them (close lingers
@@ -464,10 +468,11 @@ fn client(a: ClientArgs) -> anyhow::Result<()> {
         if a.interval > 0.0 && !a.json && t >= next_report {
             let now_sent = sent.load(Ordering::Relaxed);
             eprintln!(
-                "{:6.1} s  {:10.1} MB  {:8.1} Mb/s",
+                "{:6.1} s  {:10.1} MB  {:8.1} Mb/s{}",
                 t,
                 now_sent as f64 / 1e6,
-                (now_sent - last_sent) as f64 * 8.0 / a.interval / 1e6
+                (now_sent - last_sent) as f64 * 8.0 / a.interval / 1e6,
+                probe.describe(mss)
             );
             last_sent = now_sent;
             next_report += a.interval;
@@ -522,6 +527,7 @@ fn send(
     limit: Option<u64>,
     until: Option<Instant>,
     sent: &AtomicU64,
+    probe: Option<&Probe>,
 ) -> anyhow::Result<u64> {
     let chunk = match mode {
         Mode::Stream => 1 << 20,
@@ -545,6 +551,51 @@ fn send(
         };
         off += n as u64;
         sent.fetch_add(n as u64, Ordering::Relaxed);
+        if let Some(p) = probe {
+            p.refresh(sock);
+        }
+    }
+}
+
+/// The latest statistics of one connection, refreshed by its sender thread (at most every
+/// 50 ms) for the interval reports, which show its congestion control at work.
+#[derive(Default)]
+struct Probe {
+    latest: std::sync::Mutex<Option<(Instant, udt::PerfStats)>>,
+}
+
+impl Probe {
+    fn refresh(&self, sock: &Socket) {
+        let mut l = self.latest.lock().unwrap_or_else(|p| p.into_inner());
+        if l.as_ref()
+            .is_none_or(|(t, _)| t.elapsed() >= Duration::from_millis(50))
+        {
+            if let Ok(s) = sock.stats(false) {
+                *l = Some((Instant::now(), s));
+            }
+        }
+    }
+
+    /// "rate R Mb/s, window W, in flight F, RTT T ms, link B Mb/s, retransmitted N" of the
+    /// connection, or nothing before its first refresh.
+    fn describe(&self, mss: f64) -> String {
+        let l = self.latest.lock().unwrap_or_else(|p| p.into_inner());
+        let Some((_, s)) = l.as_ref() else {
+            return String::new();
+        };
+        let rate = if s.us_pkt_snd_period > 0.0 {
+            mss * 8.0 / s.us_pkt_snd_period
+        } else {
+            0.0
+        };
+        format!(
+            "  [conn 1: rate {rate:.0} Mb/s, window {}, in flight {}, RTT {:.1} ms, link {:.0} Mb/s, retransmitted {}]",
+            s.pkt_congestion_window.min(s.pkt_flow_window),
+            s.pkt_flight_size,
+            s.ms_rtt,
+            s.mbps_bandwidth,
+            s.pkt_retrans_total
+        )
     }
 }
 
