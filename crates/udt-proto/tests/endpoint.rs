@@ -360,6 +360,7 @@ fn closed_connections_are_freed() {
             .send(now, &[2u8; 50_000])
             .unwrap();
     }
+    assert!(net.nodes[client].ep.has_paced_sends() && net.nodes[server].ep.has_paced_sends());
     // Half closed by the client, half by the server.
     for (k, &(c, s)) in pairs.iter().enumerate() {
         if k % 2 == 0 {
@@ -399,6 +400,8 @@ fn closed_connections_are_freed() {
         net.nodes[client].ep.connection_count(),
         net.nodes[server].ep.connection_count()
     );
+    // Freed connections no longer count as pacing.
+    assert!(!net.nodes[client].ep.has_paced_sends() && !net.nodes[server].ep.has_paced_sends());
     // The endpoints still work.
     let pairs = multiplexed(&mut net, client, server, 2, 0);
     let mut flows = [Flow::new(
@@ -463,9 +466,10 @@ fn idle_connections_wake_rarely() {
     }
 }
 
-/// `timeout_is_paced` marks exactly the deadlines that are data sends: never on an idle
-/// connection (keep-alive, ACK timers), while queued data waits for its send time, and no
-/// longer once everything has been sent and acknowledged.
+/// `timeout_is_paced` marks exactly the deadlines that are data sends, and `has_paced_sends`
+/// the endpoints with one pending: never on an idle connection (keep-alive, ACK timers) nor on
+/// a receiver, while queued data waits for its send time, and no longer once everything has
+/// been sent and acknowledged.
 #[test]
 fn only_data_sends_are_paced_deadlines() {
     let mut net = Net::new(105, 5_000);
@@ -481,7 +485,7 @@ fn only_data_sends_are_paced_deadlines() {
     let mut paced = 0u32;
     net.run_until(3.0, |net| {
         for n in &mut net.nodes {
-            paced += u32::from(n.ep.timeout_is_paced());
+            paced += u32::from(n.ep.timeout_is_paced() || n.ep.has_paced_sends());
         }
         false
     });
@@ -489,11 +493,14 @@ fn only_data_sends_are_paced_deadlines() {
 
     // A 2 MB transfer: the sender's deadline is paced while data waits, the receiver's never.
     let total = 2_000_000u64;
-    let (mut client_paced, mut server_paced) = (0u32, 0u32);
+    let (mut client_paced, mut server_paced, mut client_sending) = (0u32, 0u32, 0u32);
     let mut flows = [Flow::new((client, c), (server, s), 1, total)];
     let mut probe = |net: &mut Net| {
         client_paced += u32::from(net.nodes[client].ep.timeout_is_paced());
-        server_paced += u32::from(net.nodes[server].ep.timeout_is_paced());
+        client_sending += u32::from(net.nodes[client].ep.has_paced_sends());
+        server_paced += u32::from(
+            net.nodes[server].ep.timeout_is_paced() || net.nodes[server].ep.has_paced_sends(),
+        );
     };
     let limit = net.now.plus_micros(20_000_000);
     while flows[0].recvd < total && net.now < limit {
@@ -503,12 +510,15 @@ fn only_data_sends_are_paced_deadlines() {
     }
     assert_eq!(flows[0].recvd, total, "transfer incomplete");
     assert!(client_paced > 100, "sender paced only {client_paced} times");
+    assert!(client_sending >= client_paced);
     assert_eq!(server_paced, 0, "the receiver asked for paced wake-ups");
 
     // Everything acknowledged: back to timers only.
     net.run_until(2.0, |_| false);
-    assert!(!net.nodes[client].ep.timeout_is_paced());
-    assert!(!net.nodes[server].ep.timeout_is_paced());
+    for n in &mut net.nodes {
+        assert!(!n.ep.timeout_is_paced());
+        assert!(!n.ep.has_paced_sends());
+    }
 }
 
 /// When the runtime falls behind the sum of its connections' rates, the connections with

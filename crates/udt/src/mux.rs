@@ -43,8 +43,8 @@ use crate::udp::{recv_batch, BufferSizes, RecvBatch, SendBatch, UdpPort, BATCH};
 /// Below this much time to the next deadline the I/O thread spins instead of sleeping, µs.
 const SPIN_US: u64 = 60;
 
-/// While datagrams stream in (a pass read at least [`COALESCE_MIN_BATCH`] of them) and nothing
-/// needs a paced send, the I/O thread lets this long pass, µs, before it reads again, instead
+/// While datagrams stream in (a pass read at least [`COALESCE_MIN_BATCH`] of them) and no
+/// connection paces data ([`Endpoint::has_paced_sends`]), the I/O thread lets this long pass, µs, before it reads again, instead
 /// of waking for every few datagrams: the batches grow and the wake-ups of the I/O and reader
 /// threads shrink. The kernel stamps each datagram's arrival, so the delay does not distort the
 /// arrival rate or packet pairs; it delays ACKs and delivery by at most this much, and the
@@ -57,7 +57,7 @@ const TX_PER_PASS: usize = 2 * BATCH;
 /// A receive pass with at least this many datagrams marks a stream worth coalescing.
 const COALESCE_MIN_BATCH: usize = 8;
 
-/// Timer deadlines (everything but paced sends) are rounded up to this grid, µs, so that the
+/// While no connection paces data, deadlines are rounded up to this grid, µs, so that the
 /// timers of many connections expire in one wake-up: 1000 idle connections would otherwise
 /// wake the thread for each keep-alive. Late by at most this much is immaterial for timers
 /// of 10 ms and more, and a busy thread runs them at every pass anyway.
@@ -507,7 +507,7 @@ fn io_loop(mux: Arc<Mux>, port: UdpPort) {
     let mut streaming = false;
     loop {
         // Timers and transmissions due now.
-        let (deadline, paced, exit) = {
+        let (deadline, paced, sending, exit) = {
             let mut st = mux.lock();
             let now = mux.clock.now();
             st.ep.handle_timeout(now);
@@ -516,13 +516,14 @@ fn io_loop(mux: Arc<Mux>, port: UdpPort) {
             std::mem::swap(&mut st.wake, &mut wake);
             let d = st.ep.poll_timeout();
             let paced = st.ep.timeout_is_paced();
+            let sending = st.ep.has_paced_sends();
             st.io_deadline = d;
             // Decided after the transmissions above, so that the last datagrams of the last
             // connection (its Shutdown) still leave. Under the lock, so that `Mux::open` never
             // joins a multiplexer that is gone.
             let exit = st.handles == 0 && st.ep.connection_count() == 0;
             st.finished |= exit;
-            (d, paced, exit)
+            (d, paced, sending, exit)
         };
         wake_all(&mut wake);
         sb.flush(&port);
@@ -530,10 +531,12 @@ fn io_loop(mux: Arc<Mux>, port: UdpPort) {
         if exit {
             break;
         }
-        if streaming && !paced {
+        // Delaying a wake-up (the grid, coalescing) is fine only while no connection paces
+        // data: otherwise a paced send due just after a timer would be late.
+        if streaming && !sending {
             coalesce(&mux, deadline);
         } else {
-            wait(&mux, &port, deadline, paced);
+            wait(&mux, &port, deadline, paced, !sending);
         }
         // Everything that arrived.
         let mut received = 0;
@@ -637,12 +640,12 @@ fn transmit(st: &mut State, now: Instant, port: &UdpPort, sb: &mut SendBatch) {
 
 /// Sleeps until `deadline`, a datagram, or a wake-up: `ppoll` for most of the time, then,
 /// if the deadline is a paced send, a short spin for microsecond precision. Timers (ACK,
-/// keep-alive, ...) get no spin and are rounded up to [`TIMER_GRID_US`]: with many idle
-/// connections their deadlines are frequent, and spinning or waking for each would cost more
-/// CPU than all the real work.
-fn wait(mux: &Mux, port: &UdpPort, deadline: Option<Instant>, paced: bool) {
+/// keep-alive, ...) get no spin and, when `lazy` (no connection paces data), are rounded up to
+/// [`TIMER_GRID_US`]: with many idle connections their deadlines are frequent, and spinning or
+/// waking for each would cost more CPU than all the real work.
+fn wait(mux: &Mux, port: &UdpPort, deadline: Option<Instant>, paced: bool, lazy: bool) {
     let deadline = match deadline {
-        Some(d) if !paced => Some(Instant::from_micros(
+        Some(d) if lazy => Some(Instant::from_micros(
             d.as_micros().div_ceil(TIMER_GRID_US) * TIMER_GRID_US,
         )),
         d => d,

@@ -260,13 +260,21 @@ impl RecvBuffer {
     }
 
     /// Looks at the message starting at slot `start` (a Data slot that starts a message),
-    /// within slots `..limit`.
+    /// within slots `..limit`. Every packet of a message must carry its message number: a
+    /// sender that mixes up its blocks (4.11 after a TTL drop, interop/README.md finding 4)
+    /// can put a block of another message at a sequence number inside this one, and gluing
+    /// the two together would hand the application a message nobody sent.
     fn scan_message(&self, start: usize, limit: usize) -> Scan {
+        let number = match &self.slots[start] {
+            Slot::Data { message, .. } => message.msg(),
+            _ => return Scan::Broken(start + 1),
+        };
         let mut i = start;
         loop {
             match &self.slots[i] {
                 Slot::Data { message, .. } => {
-                    if i > start && message.boundary().starts_message() {
+                    if i > start && (message.boundary().starts_message() || message.msg() != number)
+                    {
                         return Scan::Broken(i);
                     }
                     if message.boundary().ends_message() {
@@ -399,6 +407,28 @@ mod tests {
             r.insert(seq(SeqNo::MAX), solo(1), b"x"),
             Insert::OutOfWindow
         );
+    }
+
+    #[test]
+    fn a_block_of_another_message_breaks_the_message() {
+        // Message 1 spans seq 0..=2, but seq 1 carries a middle block of message 2 (a sender
+        // that mixed up its buffer): message 1 is discarded, not glued together; message 3
+        // after it is delivered.
+        let mut r = RecvBuffer::new(16, seq(0));
+        r.insert(seq(0), word(Boundary::First, true, 1), b"aa");
+        r.insert(seq(1), word(Boundary::Middle, true, 2), b"XX");
+        r.insert(seq(2), word(Boundary::Last, true, 1), b"aa");
+        r.insert(seq(3), word(Boundary::Solo, true, 3), b"ok");
+        let mut out = [0u8; 16];
+        let m = r.read_message(&mut out).expect("message 3");
+        assert_eq!(&out[..m.copied], b"ok");
+        assert!(r.read_message(&mut out).is_none());
+        // Out of order too: a complete-looking message with a foreign block is never handed out.
+        let mut r = RecvBuffer::new(16, seq(0));
+        r.insert(seq(1), word(Boundary::First, false, 5), b"bb");
+        r.insert(seq(2), word(Boundary::Middle, false, 6), b"YY");
+        r.insert(seq(3), word(Boundary::Last, false, 5), b"bb");
+        assert!(r.read_message(&mut out).is_none());
     }
 
     #[test]

@@ -168,6 +168,8 @@ pub struct Connection {
     /// The entry of the endpoint's timer heap that stands for this connection: deadline and
     /// insertion number (other entries of it are stale).
     pub(crate) scheduled: Option<(Instant, u64)>,
+    /// Counted in the endpoint's number of connections with a paced send pending.
+    pub(crate) paced_counted: bool,
     /// When the buffers last freed their unused spare payload buffers.
     spares_trimmed_at: Instant,
 }
@@ -241,6 +243,7 @@ impl Connection {
             closed_with: None,
             released: false,
             scheduled: None,
+            paced_counted: false,
             spares_trimmed_at: now,
             config,
         }

@@ -257,6 +257,8 @@ pub struct Endpoint {
     timers: BinaryHeap<Reverse<(Instant, u64, SocketId, u32)>>,
     /// Insertions into `timers` so far.
     timer_seq: u64,
+    /// Connections with a paced data send pending ([`Connection::paced_send_time`]).
+    paced_conns: usize,
     /// Listener replies (cookie echoes, rejections): destination, destination socket ID,
     /// handshake.
     replies: VecDeque<(SocketAddr, SocketId, Handshake)>,
@@ -289,6 +291,7 @@ impl Endpoint {
             accepted_from: HashMap::new(),
             timers: BinaryHeap::new(),
             timer_seq: 0,
+            paced_conns: 0,
             replies: VecDeque::new(),
             events: VecDeque::new(),
             stats: EndpointStats::default(),
@@ -466,6 +469,15 @@ impl Endpoint {
                 if list.is_empty() {
                     self.connecting.remove(&addr);
                 }
+            }
+        }
+        let paced = conn.paced_send_time().is_some() && !conn.is_reclaimable();
+        if paced != conn.paced_counted {
+            conn.paced_counted = paced;
+            if paced {
+                self.paced_conns += 1;
+            } else {
+                self.paced_conns -= 1;
             }
         }
         if conn.is_reclaimable() {
@@ -670,6 +682,13 @@ impl Endpoint {
                 .is_some_and(|c| c.paced_send_time() == Some(t)),
             _ => false,
         }
+    }
+
+    /// Whether any connection has a paced data send pending. While none has, every deadline
+    /// is a timer that tolerates being late by a little, so a runtime may round deadlines up
+    /// to batch wake-ups (and delay reads to batch datagrams) without hurting any pacing.
+    pub fn has_paced_sends(&self) -> bool {
+        self.paced_conns > 0
     }
 
     /// Writes the next datagram due at `now` into `buf` (at least the largest MSS in use minus
