@@ -44,9 +44,9 @@ use crate::udp::{recv_batch, BufferSizes, RecvBatch, SendBatch, UdpPort, BATCH};
 const SPIN_US: u64 = 60;
 
 /// While datagrams stream in (a pass read at least [`COALESCE_MIN_BATCH`] of them) and no
-/// connection paces data ([`Endpoint::has_paced_sends`]), the I/O thread lets this long pass, µs, before it reads again, instead
-/// of waking for every few datagrams: the batches grow and the wake-ups of the I/O and reader
-/// threads shrink. The kernel stamps each datagram's arrival, so the delay does not distort the
+/// connection paces data ([`Endpoint::has_paced_sends`]), the I/O thread lets this long pass,
+/// µs, before it reads again, instead of waking for every few datagrams: the batches grow and
+/// the wake-ups of the I/O and reader threads shrink. The kernel stamps each datagram's arrival, so the delay does not distort the
 /// arrival rate or packet pairs; it delays ACKs and delivery by at most this much, and the
 /// socket buffer holds the datagrams meanwhile (100 µs at 10 Gbit/s is 125 kB).
 const COALESCE_US: u64 = 100;
@@ -102,8 +102,10 @@ impl Waker {
 
 /// A condition variable that application threads wait on for one connection, with a count of
 /// its sleepers: signalling is a system call, and the I/O thread would otherwise make one for
-/// every pass that delivers data to a reader who is busy and not waiting. Sleepers are
-/// counted and signalled under the [`State`] lock, so no wake-up is lost.
+/// every pass that delivers data to a reader who is busy and not waiting. Sleepers are counted
+/// under the [`State`] lock and the I/O thread looks at the count under it too, so no wake-up
+/// is lost; it signals after releasing the lock, so that the woken thread does not at once
+/// block on it.
 #[derive(Debug, Default)]
 pub(crate) struct Waiter {
     cv: Condvar,

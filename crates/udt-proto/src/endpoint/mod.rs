@@ -490,11 +490,8 @@ impl Endpoint {
         }
         let deadline = conn.poll_timeout();
         if deadline != conn.scheduled.map(|(t, _)| t) {
-            conn.scheduled = deadline.map(|t| {
-                self.timer_seq += 1;
-                self.timers.push(Reverse((t, self.timer_seq, id, slot)));
-                (t, self.timer_seq)
-            });
+            conn.scheduled =
+                deadline.map(|t| push_timer(&mut self.timers, &mut self.timer_seq, t, id, slot));
         }
     }
 
@@ -719,23 +716,41 @@ impl Endpoint {
             let sent = conn.poll_transmit(now, buf);
             let destination = conn.peer_addr();
             self.after_op(id, slot);
-            if sent.is_none() {
-                // Nothing came out although the deadline had passed: make sure this
-                // connection cannot spin at the same instant.
-                if let Some(conn) = self.conns.at_mut(slot, id) {
-                    if conn.scheduled.is_some_and(|(d, _)| d <= now) {
-                        let later = now.plus_micros(1);
-                        self.timer_seq += 1;
-                        conn.scheduled = Some((later, self.timer_seq));
-                        self.timers.push(Reverse((later, self.timer_seq, id, slot)));
+            match sent {
+                Some(len) => return Some(Transmit { destination, len }),
+                None => {
+                    // Nothing came out although the deadline had passed: make sure this
+                    // connection cannot spin at the same instant.
+                    if let Some(conn) = self.conns.at_mut(slot, id) {
+                        if conn.scheduled.is_some_and(|(d, _)| d <= now) {
+                            let later = now.plus_micros(1);
+                            conn.scheduled = Some(push_timer(
+                                &mut self.timers,
+                                &mut self.timer_seq,
+                                later,
+                                id,
+                                slot,
+                            ));
+                        }
                     }
                 }
             }
-            if let Some(len) = sent {
-                return Some(Transmit { destination, len });
-            }
         }
     }
+}
+
+/// Enters connection `id` (in `slot`) into the timer heap under deadline `at` with the next
+/// insertion number, and returns the entry to keep as the connection's `scheduled`.
+fn push_timer(
+    timers: &mut BinaryHeap<Reverse<(Instant, u64, SocketId, u32)>>,
+    seq: &mut u64,
+    at: Instant,
+    id: SocketId,
+    slot: u32,
+) -> (Instant, u64) {
+    *seq += 1;
+    timers.push(Reverse((at, *seq, id, slot)));
+    (at, *seq)
 }
 
 /// Mutable access to one connection of an endpoint; see [`Endpoint::connection_mut`].
