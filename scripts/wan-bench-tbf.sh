@@ -6,7 +6,8 @@
 # sees packets spaced by the kernel's shaper, not by a user-space relay, which is closer to
 # a netem path. Needs root. Default options on both implementations.
 #
-# usage: [TRACE=S] scripts/wan-bench-tbf.sh ours|udt4 [SECONDS] [RATE] [ONE_WAY_DELAY] [QUEUE_PACKETS]
+# usage: [TRACE=S] [BUCKET=PACKETS] scripts/wan-bench-tbf.sh ours|udt4 [SECONDS] [RATE]
+#        [ONE_WAY_DELAY] [QUEUE_PACKETS]
 # Prints one line: receiver throughput (Mb/s over the connection), bytes, verification, the
 # sender's retransmissions, and the shaper's drops.
 set -euo pipefail
@@ -35,10 +36,10 @@ ip link set va$tag netns "$a"; ip link set vb$tag netns "$b"
 ip -n "$a" addr add 10.77.0.1/24 dev va$tag; ip -n "$b" addr add 10.77.0.2/24 dev vb$tag
 for ns in "$a" "$b"; do ip -n "$ns" link set lo up; done
 ip -n "$a" link set va$tag up; ip -n "$b" link set vb$tag up
-# The bottleneck: tbf at RATE with a 10-packet bucket (smaller ones cannot keep 1 Gbit/s on
-# this VM: TCP got 358 Mbit/s through a one-packet bucket, 952 through ten), and QUEUE_PACKETS
-# full-size packets of queue.
-ip netns exec "$a" tc qdisc add dev va$tag root tbf rate "$rate" burst 15140 \
+# The bottleneck: tbf at RATE with a bucket of BUCKET packets (default 10; smaller ones cannot
+# keep 1 Gbit/s on this VM: TCP got 358 Mbit/s through a one-packet bucket, 812 through two,
+# 934 through four, 952 through ten), and QUEUE_PACKETS full-size packets of queue.
+ip netns exec "$a" tc qdisc add dev va$tag root tbf rate "$rate" burst $((${BUCKET:-10} * 1514)) \
   limit $((queue * 1514))
 # UDP buffers as large as the path needs (the namespaces share the host's caps).
 sysctl -qw net.core.rmem_max=67108864 net.core.wmem_max=67108864
