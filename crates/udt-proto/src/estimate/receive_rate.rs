@@ -1,7 +1,9 @@
 //! The receiver's packet arrival rate and link capacity estimates (spec §8.7), reported to the
 //! sender in 6-word ACKs and used there by congestion control.
 //!
-//! * Arrival rate: median-filtered mean of the last 16 inter-arrival intervals of data packets.
+//! * Arrival rate: median-filtered mean of the last 16 inter-arrival intervals of data packets;
+//!   when their median is below the clock's 1 µs resolution, of the last 16 spans of
+//!   [`SPAN_PKTS`] intervals instead (see [`ReceiveRateEstimator::arrival_rate_pps`]).
 //! * Link capacity: median-filtered mean of the last 64 packet-pair intervals. The sender sends
 //!   packets `16n` and `16n + 1` back to back (spec §8.9); their spacing at the receiver is the
 //!   bottleneck's serialisation time of one packet.
@@ -9,8 +11,13 @@
 use crate::seq::SeqNo;
 use crate::time::Instant;
 
-/// Inter-arrival intervals remembered for the arrival rate.
+/// Inter-arrival intervals (and spans) remembered for the arrival rate.
 pub const ARRIVAL_WINDOW: usize = 16;
+/// Intervals per span of the fallback arrival rate.
+pub const SPAN_PKTS: u32 = 8;
+/// Arrivals count as clumped when the median single interval is below the median span's
+/// per-interval share by more than this factor.
+const CLUMP_FACTOR: u64 = 4;
 /// Packet-pair intervals remembered for the link capacity.
 pub const PROBE_WINDOW: usize = 64;
 /// Initial content of the arrival window, µs (one packet per second).
@@ -62,6 +69,10 @@ impl<const N: usize> Window<N> {
 #[derive(Clone, Debug)]
 pub struct ReceiveRateEstimator {
     arrivals: Window<ARRIVAL_WINDOW>,
+    /// Durations of successive spans of [`SPAN_PKTS`] intervals, µs.
+    spans: Window<ARRIVAL_WINDOW>,
+    /// Arrival time of the packet that began the current span, and intervals since.
+    span: Option<(Instant, u32)>,
     probes: Window<PROBE_WINDOW>,
     last_arrival: Option<Instant>,
     /// Arrival time of the most recent packet if it was the first of a pair (`seq ≡ 0 mod 16`).
@@ -72,6 +83,8 @@ impl Default for ReceiveRateEstimator {
     fn default() -> Self {
         ReceiveRateEstimator {
             arrivals: Window::filled(ARRIVAL_INIT_US),
+            spans: Window::filled(ARRIVAL_INIT_US * SPAN_PKTS),
+            span: None,
             probes: Window::filled(PROBE_INIT_US),
             last_arrival: None,
             pair_start: None,
@@ -91,6 +104,14 @@ impl ReceiveRateEstimator {
             self.arrivals.push(clamp_interval(now.micros_since(prev)));
         }
         self.last_arrival = Some(now);
+        self.span = match self.span {
+            None => Some((now, 0)),
+            Some((start, n)) if n + 1 == SPAN_PKTS => {
+                self.spans.push(clamp_interval(now.micros_since(start)));
+                Some((now, 0))
+            }
+            Some((start, n)) => Some((start, n + 1)),
+        };
         let pair_start = self.pair_start.take();
         match seq.get() & 0xF {
             0 => self.pair_start = Some((seq, now)),
@@ -107,13 +128,33 @@ impl ReceiveRateEstimator {
 
     /// Packet arrival rate, packets per second; 0 when fewer than 9 of the 16 intervals are
     /// close to the median (not enough steady traffic to say).
+    ///
+    /// When packets arrive in clumps (a shaper or emulator released several at once), the
+    /// intervals inside a clump are near zero and their median says nothing about the path.
+    /// Behind a 1 Gbit/s `tbf` with a four-packet bucket most of them read 0 µs, and 4.11's
+    /// rule reported either no rate (the sender kept what it had estimated early in slow
+    /// start, and slow start ended at 122 Mbit/s) or several Gbit/s (slow start ran to the
+    /// flow window). So the estimator also keeps spans of [`SPAN_PKTS`] intervals, which take
+    /// in the gaps between clumps, and uses them when the median single interval is under a
+    /// quarter of the median span's share ([`CLUMP_FACTOR`]). Arrivals spaced by a bottleneck,
+    /// packet-pair bursts included, keep 4.11's estimate.
     pub fn arrival_rate_pps(&self) -> u32 {
-        let (_, sum, count) = self.arrivals.filtered();
+        let (median, sum, count) = self.arrivals.filtered();
+        let (span_median, span_sum, span_count) = self.spans.filtered();
+        // Clumped: single intervals say at least four times the rate the spans do.
+        let clumped = CLUMP_FACTOR * median * u64::from(SPAN_PKTS) < span_median;
+        let (per_sample, sum, count) = if clumped {
+            (u64::from(SPAN_PKTS), span_sum, span_count)
+        } else {
+            (1, sum, count)
+        };
         if count <= (ARRIVAL_WINDOW / 2) as u64 {
             return 0;
         }
         let avg = (sum / count).max(1);
-        1_000_000u64.div_ceil(avg).min(u64::from(u32::MAX)) as u32
+        (1_000_000 * per_sample)
+            .div_ceil(avg)
+            .min(u64::from(u32::MAX)) as u32
     }
 
     /// Estimated bottleneck capacity, packets per second. The median is counted once more in
@@ -161,6 +202,35 @@ mod tests {
         let rate = e.arrival_rate_pps();
         assert!((9_000..=11_000).contains(&rate), "rate {rate}");
         assert_eq!(e.link_capacity_pps(), 83_334);
+    }
+
+    #[test]
+    fn clumps_finer_than_the_clock_give_the_rate_of_the_spans() {
+        // 1 Gb/s (83 333 pkt/s) released as clumps of 4 packets in the same microsecond every
+        // 48 µs: single intervals are 0 µs (median 0), which 4.11's rule reports as no rate.
+        let mut e = ReceiveRateEstimator::default();
+        let mut t = 0u64;
+        for i in 0..2000u32 {
+            if i % 4 == 0 {
+                t += 48;
+            }
+            e.on_data_arrival(seq(i), Instant::from_micros(t));
+        }
+        let rate = e.arrival_rate_pps();
+        assert!((80_000..=87_000).contains(&rate), "rate {rate}");
+    }
+
+    #[test]
+    fn a_pause_does_not_lower_the_rate() {
+        // Steady 10 000 pkt/s with a 50 ms pause (nothing to send): the long interval is
+        // filtered out.
+        let mut e = ReceiveRateEstimator::default();
+        let mut t = 0u64;
+        for i in 0..200u32 {
+            t += if i == 190 { 50_000 } else { 100 };
+            e.on_data_arrival(seq(i), Instant::from_micros(t));
+        }
+        assert_eq!(e.arrival_rate_pps(), 10_000);
     }
 
     #[test]
