@@ -2,8 +2,9 @@
 //!
 //! The client sends, the server receives. The byte at stream offset `i` is `i mod 251` (in
 //! message mode, over the concatenation of the messages), so the receiver checks every byte,
-//! whatever implementation sent it. The server accepts stream connections by default and
-//! message connections with `--mode message` (one listener per UDP port, as in UDT4).
+//! whatever implementation sent it. The server accepts stream and message connections on one
+//! port (each served in its peer's mode; a UDT4 listener takes only one kind), or only one
+//! kind with `--mode`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -50,9 +51,10 @@ struct ServerArgs {
     /// Print one JSON object per test instead of text.
     #[arg(long)]
     json: bool,
-    /// Socket kind to accept.
-    #[arg(long, value_enum, default_value_t = Mode::Stream)]
-    mode: Mode,
+    /// Accept only this socket kind (default: both, each connection served in the mode its
+    /// client connected with).
+    #[arg(long, value_enum)]
+    mode: Option<Mode>,
     /// Interval between progress reports, seconds (0 = none).
     #[arg(long, default_value_t = 1.0)]
     interval: f64,
@@ -153,6 +155,13 @@ fn kind(mode: Mode) -> SocketKind {
     }
 }
 
+fn mode_of(kind: SocketKind) -> Mode {
+    match kind {
+        SocketKind::Stream => Mode::Stream,
+        SocketKind::Message => Mode::Message,
+    }
+}
+
 fn mode_name(mode: Mode) -> &'static str {
     match mode {
         Mode::Stream => "stream",
@@ -183,6 +192,7 @@ fn warn_buffers(b: udt::BufferSizes) {
 
 /// What one connection delivered to the server.
 struct ConnResult {
+    mode: Mode,
     bytes: u64,
     bad: u64,
     seconds: f64,
@@ -190,16 +200,22 @@ struct ConnResult {
 }
 
 fn server(a: ServerArgs) -> anyhow::Result<()> {
-    let builder = Builder::new().kind(kind(a.mode));
+    let builder = match a.mode {
+        Some(m) => Builder::new().kind(kind(m)),
+        None => Builder::new().accept_any_kind(true),
+    };
     let mut listener = builder
         .listen((a.bind.as_str(), a.port), 64)
         .with_context(|| format!("cannot listen on {}:{}", a.bind, a.port))?;
     warn_buffers(listener.udp_buffers());
     if !a.json {
         eprintln!(
-            "udt perf server: listening on {} ({} mode)",
+            "udt perf server: listening on {} ({})",
             listener.local_addr(),
-            mode_name(a.mode)
+            a.mode.map_or("stream and message mode", |m| match m {
+                Mode::Stream => "stream mode",
+                Mode::Message => "message mode",
+            })
         );
     }
     // Each connection is served by its own thread, so parallel clients are measured side by
@@ -219,10 +235,10 @@ fn server(a: ServerArgs) -> anyhow::Result<()> {
                 if active > 1 {
                     multi.store(true, Ordering::Relaxed);
                 }
-                let (tx, mode, interval, json) = (done_tx.clone(), a.mode, a.interval, a.json);
+                let (tx, interval, json) = (done_tx.clone(), a.interval, a.json);
                 let multi = std::sync::Arc::clone(&multi);
                 std::thread::spawn(move || {
-                    let r = serve(&sock, peer, mode, interval, json, &multi);
+                    let r = serve(&sock, peer, interval, json, &multi);
                     let _ = tx.send(r);
                 });
                 continue;
@@ -262,9 +278,14 @@ fn server(a: ServerArgs) -> anyhow::Result<()> {
                 .iter()
                 .map(|r| r.bytes as f64 * 8.0 / r.seconds.max(1e-9) / 1e6)
                 .collect();
+            let first = results[0].mode;
             let summary = Summary {
                 role: "server",
-                mode: mode_name(a.mode),
+                mode: if results.iter().all(|r| r.mode == first) {
+                    mode_name(first)
+                } else {
+                    "mixed"
+                },
                 connections: results.len(),
                 bytes,
                 seconds,
@@ -302,11 +323,11 @@ fn server(a: ServerArgs) -> anyhow::Result<()> {
 fn serve(
     sock: &Socket,
     peer: std::net::SocketAddr,
-    mode: Mode,
     interval: f64,
     json: bool,
     multi: &std::sync::atomic::AtomicBool,
 ) -> anyhow::Result<ConnResult> {
+    let mode = mode_of(sock.kind());
     let cpu0 = cpu_seconds();
     let start = Instant::now();
     let (bytes, bad) = receive(sock, mode, interval, json, multi)?;
@@ -331,6 +352,7 @@ fn serve(
     };
     report(&summary, json, &format!("from {peer}"));
     Ok(ConnResult {
+        mode,
         bytes,
         bad,
         seconds,
@@ -349,17 +371,22 @@ fn receive(
     multi: &std::sync::atomic::AtomicBool,
 ) -> anyhow::Result<(u64, u64)> {
     let mut buf = vec![0u8; 8 << 20];
-    let table = pattern_table(buf.len());
     let mut got = 0u64;
     let mut bad = 0u64;
     let start = Instant::now();
     let mut next_report = interval;
     let mut last_bytes = 0u64;
+    let mut table = pattern_table(buf.len());
     loop {
+        // Bytes of a message that did not fit in `buf` and were discarded.
+        let mut cut = 0;
         let n = match mode {
             Mode::Stream => sock.recv(&mut buf).context("receive failed")?,
             Mode::Message => match sock.recv_msg(&mut buf) {
-                Ok(m) => m.copied,
+                Ok(m) => {
+                    cut = m.msg_len - m.copied;
+                    m.copied
+                }
                 Err(udt::Error::ConnectionLost) => 0,
                 Err(e) => return Err(e).context("receive failed"),
             },
@@ -377,6 +404,20 @@ fn receive(
                 .count() as u64;
         }
         got += n as u64;
+        if cut > 0 {
+            // Count the discarded bytes as unverified, keep the offsets of later messages
+            // right, and make room for messages this large from now on.
+            eprintln!(
+                "udt perf server: a {}-byte message was larger than the {}-byte read buffer; \
+                 {cut} bytes unchecked (buffer enlarged)",
+                n + cut,
+                buf.len()
+            );
+            bad += cut as u64;
+            got += cut as u64;
+            buf.resize(n + cut, 0);
+            table = pattern_table(buf.len());
+        }
         let t = start.elapsed().as_secs_f64();
         if interval > 0.0 && t >= next_report && !quiet && !multi.load(Ordering::Relaxed) {
             eprintln!(

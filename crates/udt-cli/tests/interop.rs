@@ -1074,6 +1074,8 @@ fn message_ours_to_udt4_cli() {
     );
 }
 
+/// A 4.11 message client to `udt perf server` started without `--mode`, which serves each
+/// connection in its client's mode.
 #[test]
 fn message_udt4_to_ours_cli() {
     let _g = exclusive();
@@ -1089,8 +1091,6 @@ fn message_udt4_to_ours_cli() {
             "--port",
             &p.to_string(),
             "--once",
-            "--mode",
-            "message",
             "--json",
             "--interval",
             "0",
@@ -1117,6 +1117,8 @@ fn message_udt4_to_ours_cli() {
     let s = srv.wait(Duration::from_secs(30));
     all_ok(&[&c, &s]);
     let sj = assert_received(&s, n);
+    // The server was given no --mode: it took the 4.11 client's message socket as one.
+    assert_eq!(sj["mode"], "message", "{}", s.dump());
     record(
         "message_udt4_to_ours_cli",
         json!({"bytes": n, "msg_size": ODD_MSG, "ours_mbps": sj["mbps"], "client_seconds": c.json()["seconds"]}),

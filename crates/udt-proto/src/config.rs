@@ -36,6 +36,15 @@ impl SocketKind {
             SocketKind::Message => SocketType::DGRAM,
         }
     }
+
+    /// The kind a handshake code names; `None` for a code UDT does not define.
+    pub fn from_wire(t: SocketType) -> Option<SocketKind> {
+        match t {
+            SocketType::STREAM => Some(SocketKind::Stream),
+            SocketType::DGRAM => Some(SocketKind::Message),
+            _ => None,
+        }
+    }
 }
 
 /// Options of one connection. Accepted connections inherit the listener's.

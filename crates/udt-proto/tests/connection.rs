@@ -187,6 +187,53 @@ fn socket_type_mismatch_is_rejected() {
     assert_eq!(net.nodes[SERVER].ep.pending_accepts(), 0);
 }
 
+/// A listener told to accept any kind takes a stream and a message peer on one port, each
+/// connection with its peer's kind, and both carry data in their own way.
+#[test]
+fn listener_accepting_any_kind_takes_each_peers_kind() {
+    let mut net = pair(6, 10, ConnectionConfig::default());
+    assert!(net.nodes[SERVER].ep.set_listener_accepts_any_kind(true));
+    let msg_cfg = ConnectionConfig {
+        kind: SocketKind::Message,
+        ..Default::default()
+    };
+    let (mc, ms) = connect(&mut net, msg_cfg);
+    let (sc, ss) = connect(&mut net, ConnectionConfig::default());
+    let kind = |net: &Net, id| net.nodes[SERVER].ep.connection(id).unwrap().kind();
+    assert_eq!(kind(&net, ms), SocketKind::Message);
+    assert_eq!(kind(&net, ss), SocketKind::Stream);
+
+    let now = net.now;
+    let msg: Vec<u8> = (0..3000u32).map(|i| (i % 251) as u8).collect();
+    let mut c = net.nodes[CLIENT].ep.connection_mut(mc).unwrap();
+    c.send_msg(now, &msg, None, true).unwrap();
+    drop(c);
+    let mut c = net.nodes[CLIENT].ep.connection_mut(sc).unwrap();
+    assert_eq!(c.send(now, b"stream bytes").unwrap(), 12);
+    drop(c);
+    let mut got_msg = None;
+    let mut got_stream = Vec::new();
+    let ok = net.run_until(5.0, |net| {
+        let mut buf = vec![0u8; 10_000];
+        let mut s = net.nodes[SERVER].ep.connection_mut(ms).unwrap();
+        if let Ok(m) = s.recv_msg(&mut buf) {
+            got_msg = Some(buf[..m.copied].to_vec());
+        }
+        drop(s);
+        let mut s = net.nodes[SERVER].ep.connection_mut(ss).unwrap();
+        if let Ok(n) = s.recv(&mut buf) {
+            got_stream.extend_from_slice(&buf[..n]);
+        }
+        got_msg.is_some() && got_stream.len() == 12
+    });
+    assert!(ok, "data did not arrive");
+    assert_eq!(got_msg.as_deref(), Some(&msg[..]));
+    assert_eq!(got_stream, b"stream bytes");
+    // A message socket refuses stream calls and the other way round.
+    let mut s = net.nodes[SERVER].ep.connection_mut(ms).unwrap();
+    assert_eq!(s.recv(&mut [0u8; 8]), Err(Error::WrongSocketKind));
+}
+
 #[test]
 fn close_delivers_everything_then_shuts_down() {
     let mut net = pair(6, 40, ConnectionConfig::default());

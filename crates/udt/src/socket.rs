@@ -41,6 +41,7 @@ pub struct Builder {
     reuse_addr: bool,
     local_addr: Option<SocketAddr>,
     nonblocking: bool,
+    accept_any_kind: bool,
 }
 
 impl Default for Builder {
@@ -54,6 +55,7 @@ impl Default for Builder {
             reuse_addr: true,
             local_addr: None,
             nonblocking: false,
+            accept_any_kind: false,
         }
     }
 }
@@ -68,6 +70,15 @@ impl Builder {
     /// Socket or message socket.
     pub fn kind(mut self, kind: SocketKind) -> Self {
         self.conn.kind = kind;
+        self
+    }
+
+    /// A listener made with this on accepts stream and message peers alike; each accepted
+    /// socket takes its peer's kind ([`Socket::kind`]). Off (the default, and UDT4's only
+    /// behaviour), a listener refuses peers of a kind other than [`Builder::kind`]. Useful for
+    /// a server that serves both, like `udt perf server`. Ignored by `connect`.
+    pub fn accept_any_kind(mut self, on: bool) -> Self {
+        self.accept_any_kind = on;
         self
     }
 
@@ -339,6 +350,7 @@ impl Builder {
             mux.wake();
             return Err(e.into());
         }
+        st.ep.set_listener_accepts_any_kind(self.accept_any_kind);
         drop(st);
         Ok(Listener {
             mux,
@@ -414,12 +426,14 @@ impl Listener {
         let cv = st.accept_cv.clone();
         loop {
             if let Some(id) = st.ep.accept() {
-                let peer = st.ep.connection(id).map(|c| c.peer_addr());
+                let conn = st.ep.connection(id);
+                let peer = conn.map(|c| c.peer_addr());
+                let kind = conn.map_or(self.builder.conn.kind, |c| c.kind());
                 st.connect_results.remove(&id);
                 st.handles += 1;
                 st.refresh(Target::Listener);
                 drop(st);
-                let stream = Socket::from_accepted(Arc::clone(&self.mux), id, &self.builder);
+                let stream = Socket::from_accepted(Arc::clone(&self.mux), id, &self.builder, kind);
                 return match peer {
                     Some(p) => Ok((stream, p)),
                     None => Err(Error::ConnectionLost),
@@ -474,8 +488,10 @@ impl Socket {
         (&self.mux, self.id)
     }
 
-    fn from_accepted(mux: Arc<Mux>, id: SocketId, b: &Builder) -> Socket {
-        Socket::new(mux, id, b)
+    fn from_accepted(mux: Arc<Mux>, id: SocketId, b: &Builder, kind: SocketKind) -> Socket {
+        let mut s = Socket::new(mux, id, b);
+        s.opts.conn.kind = kind;
+        s
     }
 
     /// Connects to `addr` with default options.

@@ -66,3 +66,35 @@ fn connecting_to_a_closed_port_times_out() {
     );
     assert!(start.elapsed() < Duration::from_secs(5));
 }
+
+/// A listener with `accept_any_kind` takes a message and a stream client on one port; each
+/// accepted socket has its client's kind and carries data in that kind's way.
+#[test]
+fn a_listener_accepting_any_kind_serves_both() {
+    use udt::{Builder, SocketKind};
+    let listener = Builder::new()
+        .accept_any_kind(true)
+        .listen("127.0.0.1:0", 4)
+        .unwrap();
+    let addr = listener.local_addr();
+    let msg_client = Builder::new()
+        .kind(SocketKind::Message)
+        .connect(addr)
+        .unwrap();
+    let (msg_server, _) = listener.accept().unwrap();
+    let mut stream_client = Builder::new().connect(addr).unwrap();
+    let (mut stream_server, _) = listener.accept().unwrap();
+    assert_eq!(msg_server.kind(), SocketKind::Message);
+    assert_eq!(stream_server.kind(), SocketKind::Stream);
+
+    let mut msg = vec![0u8; 5000];
+    pattern(0, &mut msg);
+    msg_client.send_msg(&msg, None, true).unwrap();
+    stream_client.write_all(b"bytes").unwrap();
+    let mut buf = vec![0u8; 10_000];
+    let m = msg_server.recv_msg(&mut buf).unwrap();
+    assert_eq!((m.copied, m.msg_len), (5000, 5000));
+    assert!(buf[..5000] == msg[..]);
+    stream_server.read_exact(&mut buf[..5]).unwrap();
+    assert_eq!(&buf[..5], b"bytes");
+}

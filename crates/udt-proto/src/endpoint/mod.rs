@@ -22,7 +22,7 @@ use rand_chacha::ChaCha8Rng;
 use rand_core::{Rng, SeedableRng};
 use thiserror::Error;
 
-use crate::config::{ConnectionConfig, MIN_MSS};
+use crate::config::{ConnectionConfig, SocketKind, MIN_MSS};
 use crate::connection::{Connection, Event};
 use crate::seq::SeqNo;
 use crate::time::Instant;
@@ -231,6 +231,9 @@ pub struct EndpointStats {
 
 struct Listener {
     config: ConnectionConfig,
+    /// Accept peers of either socket kind, each connection taking its peer's
+    /// ([`Endpoint::set_listener_accepts_any_kind`]); otherwise only `config.kind`.
+    any_kind: bool,
     backlog: usize,
     /// Established connections not yet accepted.
     queue: VecDeque<SocketId>,
@@ -356,6 +359,7 @@ impl Endpoint {
         self.rng.fill_bytes(&mut key);
         self.listener = Some(Listener {
             config,
+            any_kind: false,
             backlog: backlog.max(1),
             queue: VecDeque::new(),
             cookies: CookieJar::new(key, now),
@@ -366,6 +370,20 @@ impl Endpoint {
     /// True while listening.
     pub fn is_listening(&self) -> bool {
         self.listener.is_some()
+    }
+
+    /// Lets the listener accept stream and message peers alike, each accepted connection
+    /// taking the kind its peer asked for (check [`Connection::kind`] after accepting). A 4.11
+    /// listener, and ours by default, refuses a peer whose kind differs from its own. Returns
+    /// `false` (and does nothing) when not listening.
+    pub fn set_listener_accepts_any_kind(&mut self, on: bool) -> bool {
+        match self.listener.as_mut() {
+            Some(l) => {
+                l.any_kind = on;
+                true
+            }
+            None => false,
+        }
     }
 
     /// Stops listening; connections established but never accepted are closed.
@@ -577,14 +595,15 @@ impl Endpoint {
         }
         let mut reject = hs;
         reject.request = RequestType::REJECT;
-        if hs.version != UDT_VERSION
-            || hs.socket_type != listener.config.kind.wire()
-            || hs.mss < MIN_MSS
-        {
+        let kind = match SocketKind::from_wire(hs.socket_type) {
+            Some(k) if listener.any_kind || k == listener.config.kind => Some(k),
+            _ => None,
+        };
+        let Some(kind) = kind.filter(|_| hs.version == UDT_VERSION && hs.mss >= MIN_MSS) else {
             self.stats.handshakes_refused += 1;
             self.reply(from, hs.socket_id, reject);
             return;
-        }
+        };
         if let Some(&existing) = self.accepted_from.get(&(from, hs.socket_id)) {
             if let Some(slot) = self.conns.slot(existing) {
                 if let Some(conn) = self.conns.at_mut(slot, existing) {
@@ -606,7 +625,8 @@ impl Endpoint {
             self.reply(from, hs.socket_id, reject);
             return;
         }
-        let config = listener.config.clone();
+        let mut config = listener.config.clone();
+        config.kind = kind;
         let id = self.allocate_id();
         let conn = Connection::accept(now, config, id, from, &hs);
         let slot = self.conns.insert(conn);
