@@ -18,8 +18,6 @@ pub(super) enum DataOutcome {
 }
 
 impl Connection {
-    /// Inter-packet period in force, µs: congestion control's, raised to respect the maximum
-    /// bandwidth option (`10^6 · MSS / MAXBW`).
     /// Offset of `seq` from the oldest unacknowledged packet (negative: already acknowledged).
     /// Numbers a peer may legitimately name lie in `0 ..= sent_span()`.
     fn window_offset(&self, seq: SeqNo) -> i64 {
@@ -31,6 +29,8 @@ impl Connection {
         self.sndbuf.unacked_pkts() as i64
     }
 
+    /// Inter-packet period in force, µs: congestion control's, raised to respect the maximum
+    /// bandwidth option (`10^6 · MSS / MAXBW`).
     fn effective_period_us(&self) -> f64 {
         let p = self.cc_ctl.pkt_snd_period_us * self.warning_stretch;
         match self.config.max_bandwidth {
