@@ -6,7 +6,8 @@
 #
 # usage: scripts/wan-bench.sh ours|udt4 [SECONDS] [RATE] [ONE_WAY_DELAY] [QUEUE_PACKETS]
 # Prints one line: receiver throughput (Mb/s over the connection), bytes, verification, the
-# sender's retransmissions and the relay's drops (queue and kernel) and mean lateness.
+# sender's retransmissions, the relay's drops (queue and kernel) and mean lateness, and the
+# sender's CPU time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 impl=${1:?ours or udt4}; secs=${2:-30}; rate=${3:-1gbit}; delay=${4:-50ms}; queue=${5:-8333}
@@ -26,10 +27,12 @@ srv=$!
   --delay "$delay" --interval 0 --json >"$tmp/relay" 2>/dev/null &
 relay=$!
 sleep 0.5
+# The sender's CPU time (user + system, seconds) from its rusage.
+cpu() { python3 -c 'import os,subprocess,sys; p=subprocess.Popen(sys.argv[2:], stdout=open(sys.argv[1],"w"), stderr=subprocess.DEVNULL); _,_,ru=os.wait4(p.pid,0); print(f"{ru.ru_utime+ru.ru_stime:.2f}")' "$@"; }
 if [ "$impl" = ours ]; then
-  "$udt" perf client 127.0.0.1:$rp --time "$secs" --json >"$tmp/cli" 2>/dev/null
+  cpu "$tmp/cli" "$udt" perf client 127.0.0.1:$rp --time "$secs" --json >"$tmp/cpu"
 else
-  "$peer" client 127.0.0.1:$rp --time "$secs" >"$tmp/cli" 2>/dev/null
+  cpu "$tmp/cli" "$peer" client 127.0.0.1:$rp --time "$secs" >"$tmp/cpu"
 fi
 wait $srv
 kill -TERM $relay; wait $relay || true
@@ -46,8 +49,10 @@ def last(name):
             return d
     return {}
 s, c, r = last("srv"), last("cli"), last("relay").get("fwd", {})
+cpu = float(open(f"{tmp}/cpu").read())
 print(f"{impl}: {s.get('mbps', 0):.1f} Mb/s, {s.get('bytes', 0)} bytes in {s.get('seconds', 0):.1f} s, "
       f"verified {s.get('verified')}, retransmitted {c.get('retransmitted')}, "
       f"relay: queue drops {r.get('dropped_queue')}, kernel drops {r.get('kernel_dropped')}, "
-      f"late {r.get('late_mean_us', 0):.0f} us")
+      f"late {r.get('late_mean_us', 0):.0f} us, sender CPU {cpu:.2f} s "
+      f"({cpu / max(s.get('bytes', 0) / 1e9, 1e-9):.2f} s/GB)")
 PY
