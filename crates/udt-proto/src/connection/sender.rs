@@ -80,13 +80,15 @@ impl Connection {
     /// debt from sending late; the second packet of a probing pair follows at once.
     fn schedule_after_send(&mut self, now: Instant, probe: bool) {
         let now_us = now.as_micros() as f64;
+        // A late probe counts as debt too (as in 4.11): otherwise a runtime that wakes late
+        // would lose that lateness once every 16 packets and fall short of the rate.
+        let late = (now_us - self.next_send_us).max(0.0);
+        self.time_debt_us = (self.time_debt_us + late).min(MAX_TIME_DEBT_US);
         if probe {
             self.next_send_us = now_us;
             return;
         }
         let period = self.effective_period_us();
-        let late = (now_us - self.next_send_us).max(0.0);
-        self.time_debt_us = (self.time_debt_us + late).min(MAX_TIME_DEBT_US);
         if self.time_debt_us >= period {
             self.next_send_us = now_us;
             self.time_debt_us -= period;

@@ -47,6 +47,9 @@ pub struct Node {
     /// Steps of [`Net::step`] at which this endpoint had a timer due (it was woken by time, not
     /// by a datagram).
     pub wakeups: u64,
+    /// This endpoint's timers are served this much after they fall due, µs (a runtime whose
+    /// thread wakes late); 0 serves them on time.
+    pub wake_late_us: u64,
 }
 
 #[derive(PartialEq, Eq, PartialOrd, Ord)]
@@ -109,6 +112,7 @@ impl Net {
             ep: Endpoint::new(config),
             blackout: false,
             wakeups: 0,
+            wake_late_us: 0,
         });
         self.nodes.len() - 1
     }
@@ -145,9 +149,14 @@ impl Net {
         p > 0.0 && (self.rng.next_u64() as f64 / u64::MAX as f64) < p
     }
 
-    /// Collects and routes every datagram the nodes have to send now.
-    fn flush(&mut self) {
+    /// Collects and routes every datagram the nodes have to send now. A node whose timers are
+    /// served late is served only when `served` says it was woken (by its late timer or a
+    /// datagram) at this instant.
+    fn flush(&mut self, served: Option<&[bool]>) {
         for i in 0..self.nodes.len() {
+            if self.nodes[i].wake_late_us > 0 && !served.is_some_and(|s| s[i]) {
+                continue;
+            }
             loop {
                 let now = self.now;
                 let Some(t) = self.nodes[i].ep.poll_transmit(now, &mut self.buf) else {
@@ -203,7 +212,7 @@ impl Net {
         let mut t = self.queue.peek().map(|Reverse(p)| p.at);
         for n in &mut self.nodes {
             if let Some(d) = n.ep.poll_timeout() {
-                let d = d.as_micros().max(self.now.as_micros());
+                let d = (d.as_micros() + n.wake_late_us).max(self.now.as_micros());
                 t = Some(t.map_or(d, |x| x.min(d)));
             }
         }
@@ -213,7 +222,7 @@ impl Net {
     /// Advances to the next event (at most to `limit`) and processes it. False if nothing is
     /// left to do before `limit`.
     pub fn step(&mut self, limit: Instant) -> bool {
-        self.flush();
+        self.flush(None);
         let Some(t) = self.next_event() else {
             self.now = limit;
             return false;
@@ -223,6 +232,15 @@ impl Net {
             return false;
         }
         self.now = Instant::from_micros(t.max(self.now.as_micros()));
+        let now = self.now;
+        let mut served: Vec<bool> = self
+            .nodes
+            .iter_mut()
+            .map(|n| {
+                n.ep.poll_timeout()
+                    .is_some_and(|d| d.as_micros() + n.wake_late_us <= now.as_micros())
+            })
+            .collect();
         while let Some(Reverse(p)) = self.queue.peek() {
             if p.at > self.now.as_micros() {
                 break;
@@ -233,17 +251,19 @@ impl Net {
                 continue;
             }
             self.delivered += 1;
-            let now = self.now;
+            served[p.to] = true;
             self.nodes[p.to].ep.handle_datagram(now, p.from, &p.data);
         }
-        let now = self.now;
-        for n in &mut self.nodes {
+        for (n, &served) in self.nodes.iter_mut().zip(&served) {
+            if n.wake_late_us > 0 && !served {
+                continue;
+            }
             if n.ep.poll_timeout().is_some_and(|t| t <= now) {
                 n.wakeups += 1;
             }
             n.ep.handle_timeout(now);
         }
-        self.flush();
+        self.flush(Some(&served));
         true
     }
 
