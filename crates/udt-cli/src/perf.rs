@@ -58,6 +58,11 @@ struct ServerArgs {
     /// Interval between progress reports, seconds (0 = none).
     #[arg(long, default_value_t = 1.0)]
     interval: f64,
+    /// Instead of listening, meet the sender at HOST:PORT in rendezvous mode (it runs
+    /// `udt perf client --rendezvous --local-port PORT` towards our --port, or any UDT
+    /// rendezvous sender), receive that one connection and exit. Stream mode unless --mode.
+    #[arg(long, value_name = "HOST:PORT")]
+    rendezvous: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -200,6 +205,9 @@ struct ConnResult {
 }
 
 fn server(a: ServerArgs) -> anyhow::Result<()> {
+    if let Some(peer) = &a.rendezvous {
+        return rendezvous_server(&a, peer);
+    }
     let builder = match a.mode {
         Some(m) => Builder::new().kind(kind(m)),
         None => Builder::new().accept_any_kind(true),
@@ -317,6 +325,31 @@ fn server(a: ServerArgs) -> anyhow::Result<()> {
             return Ok(());
         }
     }
+}
+
+/// `udt perf server --rendezvous`: one connection, met rather than accepted.
+fn rendezvous_server(a: &ServerArgs, peer: &str) -> anyhow::Result<()> {
+    let builder = Builder::new().kind(kind(a.mode.unwrap_or(Mode::Stream)));
+    if !a.json {
+        eprintln!(
+            "udt perf server: meeting {peer} in rendezvous mode from {}:{}",
+            a.bind, a.port
+        );
+    }
+    let sock = builder
+        .rendezvous((a.bind.as_str(), a.port), peer)
+        .with_context(|| format!("rendezvous with {peer} failed"))?;
+    warn_buffers(sock.udp_buffers());
+    let peer_addr = sock.peer_addr().context("rendezvous connection lost")?;
+    let multi = std::sync::atomic::AtomicBool::new(false);
+    let r = serve(&sock, peer_addr, a.interval, a.json, &multi)?;
+    if r.bad > 0 {
+        bail!(
+            "{} received bytes did not match the expected pattern",
+            r.bad
+        );
+    }
+    Ok(())
 }
 
 /// Receives one connection and reports it (as its own summary).

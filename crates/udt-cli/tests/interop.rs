@@ -491,7 +491,7 @@ fn round2(x: f64) -> f64 {
 
 // ---------------------------------------------------------------------------------------------
 // Our side in this process (the `udt` library), for what the CLI cannot do: checking message
-// boundaries, TTL, one connection in both directions, receiving in rendezvous mode.
+// boundaries, TTL, one connection in both directions.
 
 /// Message sizes: fixed, or message k has 1 + (k * 2654435761 mod max) bytes (the peer's
 /// `--vary-sizes`).
@@ -1444,17 +1444,19 @@ fn rendezvous_udt4_sends(ours_first: bool, test: &str) {
     let n = 100 * MB;
     let (a, b) = (port(), port()); // a: ours, b: theirs
     let start_ours = || {
-        bounded(
-            "our rendezvous receiver",
-            Duration::from_secs(100),
-            move || {
-                let sock = builder(SocketKind::Stream)
-                    .rendezvous(("0.0.0.0", a), local(b))
-                    .map_err(|e| e.to_string())?;
-                let r = lib_recv(&sock, SocketKind::Stream, None, MsgCheck::None);
-                drop(sock);
-                Ok::<_, String>(r)
-            },
+        Proc::ours(
+            "our rendezvous server",
+            &[
+                "perf",
+                "server",
+                "--port",
+                &a.to_string(),
+                "--rendezvous",
+                &local(b),
+                "--json",
+                "--interval",
+                "0",
+            ],
         )
     };
     let start_theirs = || {
@@ -1473,27 +1475,23 @@ fn rendezvous_udt4_sends(ours_first: bool, test: &str) {
             ],
         )
     };
-    let (h, cli) = if ours_first {
-        let h = start_ours();
+    let (srv, cli) = if ours_first {
+        let s = start_ours();
         thread::sleep(Duration::from_secs(1));
-        (h, start_theirs())
+        (s, start_theirs())
     } else {
         let c = start_theirs();
         thread::sleep(Duration::from_secs(1));
         (start_ours(), c)
     };
-    let ours = join(h, "our rendezvous receiver");
-    let c = cli.wait(Duration::from_secs(if ours.is_ok() { 30 } else { 5 }));
-    let r = ours.unwrap_or_else(|e| fail(&e, &[&c]));
-    all_ok(&[&c]);
-    assert_eq!(
-        (r.bytes, r.mismatched, r.end.clone()),
-        (n, 0, None),
-        "{r:?}"
+    let c = cli.wait(Duration::from_secs(100));
+    let s = srv.wait(Duration::from_secs(30));
+    all_ok(&[&c, &s]);
+    let sj = assert_received(&s, n);
+    record(
+        test,
+        json!({"bytes": n, "ours_mbps": sj["mbps"], "udt4_client_seconds": c.json()["seconds"]}),
     );
-    let mut v = r.json();
-    v["udt4_client_seconds"] = c.json()["seconds"].clone();
-    record(test, v);
 }
 
 #[test]
