@@ -509,7 +509,7 @@ fn client(a: ClientArgs) -> anyhow::Result<()> {
         let probe = (i == 0 && a.interval > 0.0 && !a.json).then(|| Arc::clone(&probe));
         let (mode, msg_size) = (a.mode, a.msg_size);
         handles.push(std::thread::spawn(
-            move || -> anyhow::Result<(udt::PerfStats, u64, f64)> {
+            move || -> anyhow::Result<(udt::PerfStats, u64, f64, bool)> {
                 let empty = sock.stats(false)?.byte_avail_snd_buf;
                 let conn_bytes = send(
                     &sock,
@@ -529,8 +529,14 @@ fn client(a: ClientArgs) -> anyhow::Result<()> {
                     std::thread::sleep(Duration::from_millis(1));
                     stats = sock.stats(false)?;
                 }
+                let acknowledged = stats.byte_avail_snd_buf >= empty;
                 sock.close()?;
-                Ok((stats, conn_bytes, start.elapsed().as_secs_f64()))
+                Ok((
+                    stats,
+                    conn_bytes,
+                    start.elapsed().as_secs_f64(),
+                    acknowledged,
+                ))
             },
         ));
     }
@@ -556,11 +562,13 @@ fn client(a: ClientArgs) -> anyhow::Result<()> {
     let mut loss = 0;
     let mut rtt = 0.0f64;
     let mut per = Vec::new();
+    let mut all_acknowledged = true;
     for h in handles {
-        let (s, conn_bytes, conn_seconds) = h
+        let (s, conn_bytes, conn_seconds, acknowledged) = h
             .join()
             .map_err(|_| anyhow::anyhow!("sender thread panicked"))??;
         per.push(conn_bytes as f64 * 8.0 / conn_seconds.max(1e-9) / 1e6);
+        all_acknowledged &= acknowledged;
         retrans += s.pkt_retrans_total;
         loss += s.pkt_snd_loss_total;
         rtt = rtt.max(s.ms_rtt);
@@ -578,13 +586,20 @@ fn client(a: ClientArgs) -> anyhow::Result<()> {
         loss_pkts: loss,
         rtt_ms: rtt,
         cpu_seconds: cpu_seconds() - cpu0,
-        // The sender cannot see the receiver's check; it vouches only for delivery.
-        verified: true,
+        // The sender cannot see the receiver's check; it vouches only for delivery: every
+        // byte acknowledged by the receiver before the drain limit.
+        verified: all_acknowledged,
         mismatched_bytes: 0,
         jain: jain(&per),
         per_connection_mbps: if per.len() > 1 { per } else { Vec::new() },
     };
     report(&summary, a.json, &format!("to {}", a.server));
+    if !all_acknowledged {
+        bail!(
+            "the receiver did not acknowledge every byte within {} s",
+            DRAIN_LIMIT.as_secs()
+        );
+    }
     Ok(())
 }
 
