@@ -1381,137 +1381,130 @@ fn message_ttl_lossy_ours_to_udt4() {
 // ---------------------------------------------------------------------------------------------
 // Rendezvous
 
-fn rendezvous_ours_sends(ours_first: bool, test: &str) {
+/// 100 MB in rendezvous mode between `udt perf` and the 4.11 peer, `ours_send`ing or
+/// receiving, with our side (`ours_first`) or theirs started a second before the other.
+fn rendezvous_transfer(ours_send: bool, ours_first: bool, test: &str) {
     let _g = exclusive();
     let n = 100 * MB;
     let ns = n.to_string();
     let (a, b) = (port(), port()); // a: ours, b: theirs
-    let start_ours = || {
-        Proc::ours(
-            "our client",
-            &[
-                "perf",
-                "client",
-                &local(b),
-                "--rendezvous",
-                "--local-port",
-                &a.to_string(),
-                "--bytes",
-                &ns,
-                "--json",
-                "--interval",
-                "0",
-            ],
-        )
+    let (pa, pb) = (a.to_string(), b.to_string());
+    let (la, lb) = (local(a), local(b));
+    let ours = || {
+        if ours_send {
+            Proc::ours(
+                "our client",
+                &[
+                    "perf",
+                    "client",
+                    &lb,
+                    "--rendezvous",
+                    "--local-port",
+                    &pa,
+                    "--bytes",
+                    &ns,
+                    "--json",
+                    "--interval",
+                    "0",
+                ],
+            )
+        } else {
+            Proc::ours(
+                "our rendezvous server",
+                &[
+                    "perf",
+                    "server",
+                    "--port",
+                    &pa,
+                    "--rendezvous",
+                    &lb,
+                    "--json",
+                    "--interval",
+                    "0",
+                ],
+            )
+        }
     };
-    let start_theirs = || {
-        Proc::udt4(
-            "udt4 server",
-            &[
-                "server",
-                "--rendezvous",
-                "--local-port",
-                &b.to_string(),
-                &local(a),
-                "--bytes",
-                &ns,
-                "--timeout",
-                "120",
-            ],
-        )
+    let theirs = || {
+        if ours_send {
+            Proc::udt4(
+                "udt4 server",
+                &[
+                    "server",
+                    "--rendezvous",
+                    "--local-port",
+                    &pb,
+                    &la,
+                    "--bytes",
+                    &ns,
+                    "--timeout",
+                    "120",
+                ],
+            )
+        } else {
+            Proc::udt4(
+                "udt4 client",
+                &[
+                    "client",
+                    &la,
+                    "--rendezvous",
+                    "--local-port",
+                    &pb,
+                    "--bytes",
+                    &ns,
+                    "--timeout",
+                    "120",
+                ],
+            )
+        }
     };
-    let (cli, srv) = if ours_first {
-        let c = start_ours();
+    let (first, second) = if ours_first {
+        let o = ours();
         thread::sleep(Duration::from_secs(1));
-        (c, start_theirs())
+        (o, theirs())
     } else {
-        let s = start_theirs();
+        let t = theirs();
         thread::sleep(Duration::from_secs(1));
-        (start_ours(), s)
+        (t, ours())
     };
-    let c = cli.wait(Duration::from_secs(100));
-    let s = srv.wait(Duration::from_secs(30));
+    let (ours, theirs) = if ours_first {
+        (first, second)
+    } else {
+        (second, first)
+    };
+    let (sender, receiver) = if ours_send {
+        (ours, theirs)
+    } else {
+        (theirs, ours)
+    };
+    let c = sender.wait(Duration::from_secs(100));
+    let s = receiver.wait(Duration::from_secs(30));
     all_ok(&[&c, &s]);
     let sj = assert_received(&s, n);
     record(
         test,
-        json!({"bytes": n, "udt4_mbps": sj["mbps"], "client_seconds": c.json()["seconds"]}),
-    );
-}
-
-fn rendezvous_udt4_sends(ours_first: bool, test: &str) {
-    let _g = exclusive();
-    let n = 100 * MB;
-    let (a, b) = (port(), port()); // a: ours, b: theirs
-    let start_ours = || {
-        Proc::ours(
-            "our rendezvous server",
-            &[
-                "perf",
-                "server",
-                "--port",
-                &a.to_string(),
-                "--rendezvous",
-                &local(b),
-                "--json",
-                "--interval",
-                "0",
-            ],
-        )
-    };
-    let start_theirs = || {
-        Proc::udt4(
-            "udt4 client",
-            &[
-                "client",
-                &local(a),
-                "--rendezvous",
-                "--local-port",
-                &b.to_string(),
-                "--bytes",
-                &n.to_string(),
-                "--timeout",
-                "120",
-            ],
-        )
-    };
-    let (srv, cli) = if ours_first {
-        let s = start_ours();
-        thread::sleep(Duration::from_secs(1));
-        (s, start_theirs())
-    } else {
-        let c = start_theirs();
-        thread::sleep(Duration::from_secs(1));
-        (start_ours(), c)
-    };
-    let c = cli.wait(Duration::from_secs(100));
-    let s = srv.wait(Duration::from_secs(30));
-    all_ok(&[&c, &s]);
-    let sj = assert_received(&s, n);
-    record(
-        test,
-        json!({"bytes": n, "ours_mbps": sj["mbps"], "udt4_client_seconds": c.json()["seconds"]}),
+        json!({"bytes": n, "receiver_mbps": sj["mbps"], "sender_seconds": c.json()["seconds"]}),
     );
 }
 
 #[test]
 fn rendezvous_ours_first_ours_sends() {
-    rendezvous_ours_sends(true, "rendezvous_ours_first_ours_sends");
+    rendezvous_transfer(true, true, "rendezvous_ours_first_ours_sends");
 }
 
 #[test]
 fn rendezvous_udt4_first_ours_sends() {
-    rendezvous_ours_sends(false, "rendezvous_udt4_first_ours_sends");
+    rendezvous_transfer(true, false, "rendezvous_udt4_first_ours_sends");
 }
 
 #[test]
 fn rendezvous_ours_first_udt4_sends() {
-    rendezvous_udt4_sends(true, "rendezvous_ours_first_udt4_sends");
+    rendezvous_transfer(false, true, "rendezvous_ours_first_udt4_sends");
 }
 
 #[test]
 fn rendezvous_udt4_first_udt4_sends() {
-    rendezvous_udt4_sends(false, "rendezvous_udt4_first_udt4_sends");
+    rendezvous_transfer(false, false, "rendezvous_udt4_first_udt4_sends");
 }
 
 // ---------------------------------------------------------------------------------------------

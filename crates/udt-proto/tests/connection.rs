@@ -359,29 +359,19 @@ fn a_sender_served_late_keeps_its_rate() {
         let mut conn = net.nodes[SERVER].ep.connection_mut(s).unwrap();
         while conn.recv(&mut rbuf).is_ok_and(|n| n > 0) {}
     };
-    // Warm up past slow start, then count the packets sent in 2 s.
-    net.run_until(2.0, |net| {
-        step(net);
-        false
-    });
-    let now = net.now;
-    let before = net.nodes[CLIENT]
-        .ep
-        .connection_mut(c)
-        .unwrap()
-        .stats(now, false);
-    net.run_until(2.0, |net| {
-        step(net);
-        false
-    });
-    let now = net.now;
-    let after = net.nodes[CLIENT]
-        .ep
-        .connection_mut(c)
-        .unwrap()
-        .stats(now, false);
+    // Runs 2 simulated seconds; returns the packets sent so far.
+    let mut run_2s = |net: &mut Net| {
+        net.run_until(2.0, |net| {
+            step(net);
+            false
+        });
+        let now = net.now;
+        let conn = net.nodes[CLIENT].ep.connection_mut(c);
+        conn.unwrap().stats(now, false).pkt_sent_total
+    };
+    let warmed_up = run_2s(&mut net);
     let secs = 2.0;
-    let pkts = (after.pkt_sent_total - before.pkt_sent_total) as f64;
+    let pkts = (run_2s(&mut net) - warmed_up) as f64;
     // Perfect pacing sends 16/15 of the set rate: the packet after every 16th leaves at once.
     let expected = RATE_BPS as f64 / 1500.0 * secs * 16.0 / 15.0;
     let ratio = pkts / expected;
