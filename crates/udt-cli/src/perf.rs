@@ -218,12 +218,9 @@ fn server(a: ServerArgs) -> anyhow::Result<()> {
     warn_buffers(listener.udp_buffers());
     if !a.json {
         eprintln!(
-            "udt perf server: listening on {} ({})",
+            "udt perf server: listening on {} ({} mode)",
             listener.local_addr(),
-            a.mode.map_or("stream and message mode", |m| match m {
-                Mode::Stream => "stream mode",
-                Mode::Message => "message mode",
-            })
+            a.mode.map_or("stream and message", mode_name)
         );
     }
     // Each connection is served by its own thread, so parallel clients are measured side by
