@@ -148,6 +148,29 @@ fn expected(i: u64) -> u8 {
     (i % 251) as u8
 }
 
+/// Bytes read per `recv` in stream mode.
+const STREAM_READ: usize = 8 << 20;
+
+/// Received data is compared with the pattern in pieces of this many bytes.
+const CHECK_CHUNK: usize = 1 << 20;
+
+/// How many bytes of `data`, received at stream offset `offset`, differ from the pattern:
+/// one `memcmp` per [`CHECK_CHUNK`] against `table` (a [`pattern_table`] of that length), a
+/// byte-by-byte count only where a piece differs.
+fn mismatches(data: &[u8], offset: u64, table: &[u8]) -> u64 {
+    let mut bad = 0;
+    let mut at = offset;
+    for piece in data.chunks(CHECK_CHUNK) {
+        let from = (at % 251) as usize;
+        let want = &table[from..from + piece.len()];
+        if piece != want {
+            bad += piece.iter().zip(want).filter(|(a, b)| a != b).count() as u64;
+        }
+        at += piece.len() as u64;
+    }
+    bad
+}
+
 /// A 251-periodic pattern long enough to copy any chunk of up to `len` bytes from.
 fn pattern_table(len: usize) -> Vec<u8> {
     (0..len + 251).map(|i| expected(i as u64)).collect()
@@ -400,15 +423,25 @@ fn receive(
     quiet: bool,
     multi: &std::sync::atomic::AtomicBool,
 ) -> anyhow::Result<(u64, u64)> {
-    let mut buf = vec![0u8; 8 << 20];
+    // A message is read whole or not at all, so in message mode the buffer takes the largest
+    // one the connection can deliver: its receive buffer (pages are touched only as used).
+    let largest_msg = sock.recv_buffer_pkts() as usize * (sock.mss() as usize).saturating_sub(44);
+    let mut buf = vec![
+        0u8;
+        match mode {
+            Mode::Stream => STREAM_READ,
+            Mode::Message => largest_msg.max(STREAM_READ),
+        }
+    ];
+    let table = pattern_table(CHECK_CHUNK);
     let mut got = 0u64;
     let mut bad = 0u64;
     let start = Instant::now();
     let mut next_report = interval;
     let mut last_bytes = 0u64;
-    let mut table = pattern_table(buf.len());
     loop {
-        // Bytes of a message that did not fit in `buf` and were discarded.
+        // Bytes of a message that did not fit in `buf` and were discarded (never, given its
+        // size, but a peer's message is not to be trusted blindly).
         let mut cut = 0;
         let n = match mode {
             Mode::Stream => sock.recv(&mut buf).context("receive failed")?,
@@ -424,29 +457,18 @@ fn receive(
         if n == 0 {
             return Ok((got, bad));
         }
-        // One memcmp against the pattern; a byte-by-byte count only when it differs.
-        let from = (got % 251) as usize;
-        if buf[..n] != table[from..from + n] {
-            bad += buf[..n]
-                .iter()
-                .zip(&table[from..from + n])
-                .filter(|(a, b)| a != b)
-                .count() as u64;
-        }
+        bad += mismatches(&buf[..n], got, &table);
         got += n as u64;
         if cut > 0 {
-            // Count the discarded bytes as unverified, keep the offsets of later messages
-            // right, and make room for messages this large from now on.
             eprintln!(
-                "udt perf server: a {}-byte message was larger than the {}-byte read buffer; \
-                 {cut} bytes unchecked (buffer enlarged)",
+                "udt perf server: a {}-byte message was cut to the {}-byte read buffer; \
+                 {cut} bytes unchecked",
                 n + cut,
                 buf.len()
             );
+            // Unverified, and skipped so that later messages are checked at their offsets.
             bad += cut as u64;
             got += cut as u64;
-            buf.resize(n + cut, 0);
-            table = pattern_table(buf.len());
         }
         let t = start.elapsed().as_secs_f64();
         if interval > 0.0 && t >= next_report && !quiet && !multi.load(Ordering::Relaxed) {
@@ -704,5 +726,27 @@ fn report(s: &Summary, json: bool, what: &str) {
                 String::new()
             }
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mismatches_are_counted_across_check_pieces() {
+        let offset = 1_000_003u64;
+        let len = 3 * CHECK_CHUNK + 17;
+        let mut data: Vec<u8> = (0..len as u64).map(|i| expected(offset + i)).collect();
+        let table = pattern_table(CHECK_CHUNK);
+        assert_eq!(mismatches(&data, offset, &table), 0);
+        // One wrong byte in the first piece, two straddling a piece boundary, one at the end.
+        for at in [5, CHECK_CHUNK - 1, CHECK_CHUNK, len - 1] {
+            data[at] = data[at].wrapping_add(1);
+        }
+        assert_eq!(mismatches(&data, offset, &table), 4);
+        // The right bytes at the wrong offset are all wrong but one in 251.
+        let shifted = mismatches(&data[..1000], offset + 1, &table);
+        assert!(shifted >= 990, "{shifted}");
     }
 }
