@@ -121,6 +121,11 @@ struct Summary {
     cpu_seconds: f64,
     verified: bool,
     mismatched_bytes: u64,
+    /// Message mode: messages delivered before an earlier one (the sender cleared their
+    /// in-order flag, as 4.11's `sendmsg` does by default), each checked as a whole run of the
+    /// pattern since its place in the sequence is not visible to the receiver.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    out_of_order_msgs: Option<u64>,
     /// Throughput of each connection, Mb/s (when there is more than one).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     per_connection_mbps: Vec<f64>,
@@ -169,6 +174,13 @@ fn mismatches(data: &[u8], offset: u64, table: &[u8]) -> u64 {
         at += piece.len() as u64;
     }
     bad
+}
+
+/// True when `data` is a contiguous run of the pattern starting at any offset: the check for
+/// a message delivered out of its sending order, whose offset the receiver cannot know.
+fn is_pattern_run(data: &[u8], table: &[u8]) -> bool {
+    data.first()
+        .is_some_and(|&b| b < 251 && mismatches(data, u64::from(b), table) == 0)
 }
 
 /// A 251-periodic pattern long enough to copy any chunk of up to `len` bytes from.
@@ -223,6 +235,7 @@ struct ConnResult {
     mode: Mode,
     bytes: u64,
     bad: u64,
+    out_of_order_msgs: Option<u64>,
     seconds: f64,
     ended: Instant,
 }
@@ -299,6 +312,10 @@ fn server(a: ServerArgs) -> anyhow::Result<()> {
         let results = std::mem::take(&mut session);
         let bad: u64 = results.iter().map(|r| r.bad).sum();
         if results.len() > 1 {
+            let out_of_order_msgs = results
+                .iter()
+                .filter_map(|r| r.out_of_order_msgs)
+                .reduce(|a, b| a + b);
             let bytes: u64 = results.iter().map(|r| r.bytes).sum();
             let end = results.iter().map(|r| r.ended).max().unwrap_or(t0);
             let seconds = (end - t0).as_secs_f64();
@@ -324,6 +341,7 @@ fn server(a: ServerArgs) -> anyhow::Result<()> {
                 cpu_seconds: cpu_seconds() - cpu0,
                 verified: bad == 0,
                 mismatched_bytes: bad,
+                out_of_order_msgs,
                 jain: jain(&per),
                 per_connection_mbps: per,
             };
@@ -383,7 +401,12 @@ fn serve(
     let mode = mode_of(sock.kind());
     let cpu0 = cpu_seconds();
     let start = Instant::now();
-    let (bytes, bad) = receive(sock, mode, interval, json, multi)?;
+    let Delivered {
+        bytes,
+        bad,
+        out_of_order_msgs,
+    } = receive(sock, mode, interval, json, multi)?;
+    let out_of_order_msgs = (mode == Mode::Message).then_some(out_of_order_msgs);
     let seconds = start.elapsed().as_secs_f64();
     let stats = sock.stats(false).ok();
     let summary = Summary {
@@ -400,6 +423,7 @@ fn serve(
         cpu_seconds: cpu_seconds() - cpu0,
         verified: bad == 0,
         mismatched_bytes: bad,
+        out_of_order_msgs,
         per_connection_mbps: Vec::new(),
         jain: None,
     };
@@ -408,21 +432,30 @@ fn serve(
         mode,
         bytes,
         bad,
+        out_of_order_msgs,
         seconds,
         ended: Instant::now(),
     })
 }
 
-/// Reads until the peer closes, verifying every byte; returns (bytes, mismatched bytes).
-/// Interval reports are skipped while several connections run (`multi`), so that their
-/// lines do not interleave.
+/// What one connection delivered.
+struct Delivered {
+    bytes: u64,
+    /// Bytes that did not match the pattern.
+    bad: u64,
+    /// Messages delivered ahead of their turn (see [`Summary::out_of_order_msgs`]).
+    out_of_order_msgs: u64,
+}
+
+/// Reads until the peer closes, verifying every byte. Interval reports are skipped while
+/// several connections run (`multi`), so that their lines do not interleave.
 fn receive(
     sock: &Socket,
     mode: Mode,
     interval: f64,
     quiet: bool,
     multi: &std::sync::atomic::AtomicBool,
-) -> anyhow::Result<(u64, u64)> {
+) -> anyhow::Result<Delivered> {
     // A message is read whole or not at all, so in message mode the buffer takes the largest
     // one the connection can deliver: its receive buffer (pages are touched only as used).
     let largest_msg = sock.recv_buffer_pkts() as usize * (sock.mss() as usize).saturating_sub(44);
@@ -436,6 +469,7 @@ fn receive(
     let table = pattern_table(CHECK_CHUNK);
     let mut got = 0u64;
     let mut bad = 0u64;
+    let mut out_of_order_msgs = 0u64;
     let start = Instant::now();
     let mut next_report = interval;
     let mut last_bytes = 0u64;
@@ -455,9 +489,21 @@ fn receive(
             },
         };
         if n == 0 {
-            return Ok((got, bad));
+            return Ok(Delivered {
+                bytes: got,
+                bad,
+                out_of_order_msgs,
+            });
         }
-        bad += mismatches(&buf[..n], got, &table);
+        let wrong = mismatches(&buf[..n], got, &table);
+        if wrong > 0 && mode == Mode::Message && cut == 0 && is_pattern_run(&buf[..n], &table) {
+            // Not where the concatenation has it, but intact: a message that overtook an
+            // earlier one (which will then arrive out of place too, and be checked the same
+            // way). The byte count still has to add up.
+            out_of_order_msgs += 1;
+        } else {
+            bad += wrong;
+        }
         got += n as u64;
         if cut > 0 {
             eprintln!(
@@ -609,6 +655,7 @@ fn client(a: ClientArgs) -> anyhow::Result<()> {
         // byte acknowledged by the receiver before the drain limit.
         verified: all_acknowledged,
         mismatched_bytes: 0,
+        out_of_order_msgs: None,
         jain: jain(&per),
         per_connection_mbps: if per.len() > 1 { per } else { Vec::new() },
     };
@@ -721,7 +768,15 @@ fn report(s: &Summary, json: bool, what: &str) {
             s.rtt_ms,
             s.cpu_seconds,
             if s.role == "server" {
-                if s.verified { ", all bytes verified".to_owned() } else { format!(", {} BAD BYTES", s.mismatched_bytes) }
+                let early = match s.out_of_order_msgs {
+                    Some(k) if k > 0 => format!(" ({k} messages out of order)"),
+                    _ => String::new(),
+                };
+                if s.verified {
+                    format!(", all bytes verified{early}")
+                } else {
+                    format!(", {} BAD BYTES{early}", s.mismatched_bytes)
+                }
             } else {
                 String::new()
             }
@@ -745,6 +800,13 @@ mod tests {
             data[at] = data[at].wrapping_add(1);
         }
         assert_eq!(mismatches(&data, offset, &table), 4);
+        // A run of the pattern from any offset is recognised as one; a damaged one is not.
+        let run: Vec<u8> = (0..5000u64).map(|i| expected(777_777 + i)).collect();
+        assert!(is_pattern_run(&run, &table));
+        let mut damaged = run.clone();
+        damaged[4321] ^= 0x40;
+        assert!(!is_pattern_run(&damaged, &table));
+        assert!(!is_pattern_run(&[251, 0, 1], &table));
         // The right bytes at the wrong offset are all wrong but one in 251.
         let shifted = mismatches(&data[..1000], offset + 1, &table);
         assert!(shifted >= 990, "{shifted}");
