@@ -121,9 +121,11 @@ struct Summary {
     cpu_seconds: f64,
     verified: bool,
     mismatched_bytes: u64,
-    /// Message mode: messages delivered before an earlier one (the sender cleared their
-    /// in-order flag, as 4.11's `sendmsg` does by default), each checked as a whole run of the
-    /// pattern since its place in the sequence is not visible to the receiver.
+    /// Message mode: messages not at their place in the concatenation, each checked as a
+    /// whole run of the pattern since the receiver cannot see its place in the sequence. They
+    /// overtook an earlier message (the sender cleared their in-order flag, as 4.11's
+    /// `sendmsg` does by default) or follow one the sender dropped (TTL; then `bytes` falls
+    /// short of what was sent).
     #[serde(skip_serializing_if = "Option::is_none")]
     out_of_order_msgs: Option<u64>,
     /// Throughput of each connection, Mb/s (when there is more than one).
