@@ -64,6 +64,14 @@ pub struct RecvBuffer {
     prefix: usize,
     /// Packets discarded because their message could not be completed.
     discarded_pkts: u64,
+    /// Slots `1..head_scanned` are known to continue the message that starts at slot 0
+    /// without ending it, so the next look at that message resumes there. Without this, a
+    /// message of n packets cost n²/2 slot visits while it arrived (every arrival asks whether
+    /// a message is readable): 60 % of a receiver's CPU with 1000-packet messages.
+    head_scanned: usize,
+    /// A packet whose in-order flag is clear has been stored: only then can a message other
+    /// than the first be deliverable, so only then is it worth looking past the prefix.
+    unordered_seen: bool,
     pool: BufferPool,
 }
 
@@ -77,6 +85,8 @@ impl RecvBuffer {
             read_offset: 0,
             prefix: 0,
             discarded_pkts: 0,
+            head_scanned: 0,
+            unordered_seen: false,
             pool: BufferPool::new(256),
         }
     }
@@ -131,6 +141,7 @@ impl RecvBuffer {
         }
         let mut buf = self.pool.take(payload.len());
         buf.extend_from_slice(payload);
+        self.unordered_seen |= !message.in_order();
         self.slots[off] = Slot::Data { buf, message };
         self.extend_prefix();
         Insert::Stored
@@ -155,6 +166,8 @@ impl RecvBuffer {
         }
         let first_off = self.start_seq.offset_to(first).max(0) as usize;
         let last_off = last_off as usize;
+        // Slots of the head message may be dropped below.
+        self.head_scanned = 0;
         if last_off >= self.slots.len() {
             self.slots.resize_with(last_off + 1, || Slot::Empty);
         }
@@ -189,6 +202,7 @@ impl RecvBuffer {
         self.start_seq = self.start_seq.next();
         self.prefix -= 1;
         self.read_offset = 0;
+        self.head_scanned = 0;
         had_data
     }
 
@@ -246,7 +260,7 @@ impl RecvBuffer {
                 _ => {}
             }
             // A message starts at the front: is it broken inside the prefix?
-            match self.scan_message(0, self.prefix) {
+            match self.scan_head() {
                 Scan::Broken(at) => {
                     for _ in 0..at {
                         if self.pop_front() {
@@ -265,11 +279,31 @@ impl RecvBuffer {
     /// can put a block of another message at a sequence number inside this one, and gluing
     /// the two together would hand the application a message nobody sent.
     fn scan_message(&self, start: usize, limit: usize) -> Scan {
+        self.scan_message_from(start, start, limit)
+    }
+
+    /// [`scan_message`](Self::scan_message) of the message at slot 0 within the prefix,
+    /// resuming where the previous look stopped.
+    fn scan_head(&mut self) -> Scan {
+        let r = self.scan_message_from(0, self.head_scanned.min(self.prefix), self.prefix);
+        if let Scan::Incomplete = r {
+            // Within the prefix every slot is filled, so the whole prefix continues it.
+            self.head_scanned = self.prefix;
+        }
+        r
+    }
+
+    /// [`scan_message`](Self::scan_message), with slots `start + 1 .. from` already known
+    /// to continue the message.
+    fn scan_message_from(&self, start: usize, from: usize, limit: usize) -> Scan {
         let number = match &self.slots[start] {
             Slot::Data { message, .. } => message.msg(),
             _ => return Scan::Broken(start + 1),
         };
-        let mut i = start;
+        let mut i = from.max(start);
+        if i >= limit {
+            return Scan::Incomplete;
+        }
         loop {
             match &self.slots[i] {
                 Slot::Data { message, .. } => {
@@ -295,7 +329,7 @@ impl RecvBuffer {
     fn find_message(&mut self) -> Option<(usize, usize, bool)> {
         self.clean_front();
         if self.prefix > 0 {
-            match self.scan_message(0, self.prefix) {
+            match self.scan_head() {
                 Scan::Complete(end) => return Some((0, end, false)),
                 // The whole buffer is one unfinished message: hand out what is there rather
                 // than dead-lock (the message is larger than the receive buffer).
@@ -306,6 +340,9 @@ impl RecvBuffer {
             }
         }
         // Out-of-order delivery: a complete message with the in-order flag clear.
+        if !self.unordered_seen {
+            return None;
+        }
         let mut i = self.prefix;
         while i < self.slots.len() {
             if let Slot::Data { message, .. } = &self.slots[i] {
@@ -506,6 +543,51 @@ mod tests {
         let m = r.read_message(&mut out).unwrap();
         assert!(m.partial);
         assert_eq!(&out[..m.copied], b"abc");
+    }
+
+    /// Long messages arriving a packet at a time, asked after every arrival whether a message
+    /// is readable (as the connection does): each becomes readable exactly when complete, also
+    /// when a late packet fills a gap, when a drop request breaks the head message, and when
+    /// a packet of another message turns up inside it.
+    #[test]
+    fn long_messages_become_readable_exactly_when_complete() {
+        const N: u32 = 300;
+        let mut r = RecvBuffer::new(4 * N as usize, seq(0));
+        let boundary = |k: u32| match k {
+            0 => Boundary::First,
+            k if k == N - 1 => Boundary::Last,
+            _ => Boundary::Middle,
+        };
+        // Message 1 in order, packet 100 late; message 2 right behind it.
+        for k in (0..N).filter(|&k| k != 100) {
+            r.insert(seq(k), word(boundary(k), true, 1), &[1]);
+            assert!(
+                !r.message_readable(),
+                "message 1 readable without packet 100"
+            );
+        }
+        for k in 0..N / 2 {
+            r.insert(seq(N + k), word(boundary(k), true, 2), &[2]);
+            assert!(!r.message_readable());
+        }
+        r.insert(seq(100), word(Boundary::Middle, true, 1), &[1]);
+        assert!(r.message_readable());
+        let mut out = vec![0u8; 4 * N as usize];
+        let m = r.read_message(&mut out).unwrap();
+        assert_eq!((m.copied, out[0]), (N as usize, 1));
+        assert!(!r.message_readable(), "message 2 is not complete");
+        // A drop request for message 2's missing tail: message 2 is broken and discarded.
+        assert!(r.drop_range(seq(N + N / 2), seq(2 * N - 1), MsgNo::new(2).unwrap()));
+        assert!(!r.message_readable());
+        // Message 3: a block of message 9 in its middle breaks it; message 4 after it reads.
+        let base = 2 * N;
+        for k in 0..N {
+            let msg = if k == 7 { 9 } else { 3 };
+            r.insert(seq(base + k), word(boundary(k), true, msg), &[3]);
+        }
+        r.insert(seq(base + N), word(Boundary::Solo, true, 4), &[4]);
+        let m = r.read_message(&mut out).unwrap();
+        assert_eq!((m.copied, out[0]), (1, 4));
     }
 
     #[test]
