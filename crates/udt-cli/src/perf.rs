@@ -460,7 +460,10 @@ fn receive(
 ) -> anyhow::Result<Delivered> {
     // A message is read whole or not at all, so in message mode the buffer takes the largest
     // one the connection can deliver: its receive buffer (pages are touched only as used).
-    let largest_msg = sock.recv_buffer_pkts() as usize * (sock.mss() as usize).saturating_sub(44);
+    let payload = (sock.mss() as usize).saturating_sub(
+        udt_proto::config::IP_UDP_HEADER_LEN as usize + udt_proto::wire::HEADER_LEN,
+    );
+    let largest_msg = sock.recv_buffer_pkts() as usize * payload;
     let mut buf = vec![
         0u8;
         match mode {
