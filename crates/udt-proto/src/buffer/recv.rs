@@ -5,7 +5,7 @@
 //! from the front with nothing missing; stream data and in-order messages are delivered from it.
 //! Messages marked out-of-order may be delivered from anywhere once complete.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
 use super::pool::BufferPool;
 use crate::seq::{MsgNo, SeqNo};
@@ -69,10 +69,26 @@ pub struct RecvBuffer {
     /// message of n packets cost n²/2 slot visits while it arrived (every arrival asks whether
     /// a message is readable): 60 % of a receiver's CPU with 1000-packet messages.
     head_scanned: usize,
-    /// A packet whose in-order flag is clear has been stored: only then can a message other
-    /// than the first be deliverable, so only then is it worth looking past the prefix.
-    unordered_seen: bool,
+    /// Messages with the in-order flag clear that have packets held, by number: they may be
+    /// delivered from anywhere once complete, and counting their packets as they arrive finds
+    /// that moment without searching the buffer (a search per arrival cost a slot visit for
+    /// every packet held past a gap: thousands per arrival on a long lossy path).
+    unordered: HashMap<MsgNo, Assembly>,
+    /// Unordered messages whose packets have all arrived (number, first sequence number), in
+    /// the order they completed. An entry may have gone stale (read at the head, broken,
+    /// dropped); each is checked against the slots before it is used.
+    complete: VecDeque<(MsgNo, SeqNo)>,
     pool: BufferPool,
+}
+
+/// What has arrived of one unordered message.
+#[derive(Debug, Default)]
+struct Assembly {
+    /// Its packets held.
+    held: u32,
+    /// Sequence numbers of its first and last packets, once they arrived.
+    first: Option<SeqNo>,
+    last: Option<SeqNo>,
 }
 
 impl RecvBuffer {
@@ -86,7 +102,8 @@ impl RecvBuffer {
             prefix: 0,
             discarded_pkts: 0,
             head_scanned: 0,
-            unordered_seen: false,
+            unordered: HashMap::new(),
+            complete: VecDeque::new(),
             pool: BufferPool::new(256),
         }
     }
@@ -141,7 +158,9 @@ impl RecvBuffer {
         }
         let mut buf = self.pool.take(payload.len());
         buf.extend_from_slice(payload);
-        self.unordered_seen |= !message.in_order();
+        if !message.in_order() {
+            self.count_unordered(seq, message);
+        }
         self.slots[off] = Slot::Data { buf, message };
         self.extend_prefix();
         Insert::Stored
@@ -178,8 +197,10 @@ impl RecvBuffer {
                 Slot::Consumed | Slot::Dropped => false,
             };
             if drop_it {
-                if let Slot::Data { buf, .. } = std::mem::replace(&mut self.slots[i], Slot::Dropped)
+                if let Slot::Data { buf, message } =
+                    std::mem::replace(&mut self.slots[i], Slot::Dropped)
                 {
+                    self.uncount_unordered(message);
                     self.pool.give(buf);
                     self.discarded_pkts += 1;
                 }
@@ -189,9 +210,61 @@ impl RecvBuffer {
         true
     }
 
+    /// Counts an arriving packet of an unordered message; queues the message once all its
+    /// packets are held.
+    fn count_unordered(&mut self, seq: SeqNo, message: MessageWord) {
+        let a = self.unordered.entry(message.msg()).or_default();
+        a.held = a.held.saturating_add(1);
+        if message.boundary().starts_message() {
+            a.first = Some(seq);
+        }
+        if message.boundary().ends_message() {
+            a.last = Some(seq);
+        }
+        if let (Some(first), Some(last)) = (a.first, a.last) {
+            // At least as many packets as the message spans (more only if a sender put a
+            // block of another message under this number: checking the slots settles it).
+            let span = first.offset_to(last);
+            if span >= 0 && i64::from(a.held) > i64::from(span) {
+                self.complete.push_back((message.msg(), first));
+                if self.complete.len() > self.capacity_pkts {
+                    // Only a peer that keeps re-sending dropped messages gets here: forget the
+                    // entries that went stale rather than grow.
+                    let (slots, start) = (&self.slots, self.start_seq);
+                    self.complete
+                        .retain(|&(msg, first)| Self::starts_unordered(slots, start, msg, first));
+                }
+            }
+        }
+    }
+
+    /// A held packet of an unordered message leaves the buffer (read, dropped or discarded).
+    fn uncount_unordered(&mut self, message: MessageWord) {
+        if message.in_order() {
+            return;
+        }
+        if let Some(a) = self.unordered.get_mut(&message.msg()) {
+            a.held = a.held.saturating_sub(1);
+            if a.held == 0 {
+                self.unordered.remove(&message.msg());
+            }
+        }
+    }
+
+    /// Whether the slot of `first` holds the first packet of unordered message `msg`.
+    fn starts_unordered(slots: &VecDeque<Slot>, start: SeqNo, msg: MsgNo, first: SeqNo) -> bool {
+        let off = start.offset_to(first);
+        off >= 0
+            && matches!(slots.get(off as usize), Some(Slot::Data { message, .. })
+                if message.msg() == msg
+                    && message.boundary().starts_message()
+                    && !message.in_order())
+    }
+
     /// Removes the front slot; true if it held unread data.
     fn pop_front(&mut self) -> bool {
-        let had_data = if let Some(Slot::Data { buf, .. }) = self.slots.pop_front() {
+        let had_data = if let Some(Slot::Data { buf, message }) = self.slots.pop_front() {
+            self.uncount_unordered(message);
             // Spares plus slots in use stay within the capacity.
             let limit = self.capacity_pkts.saturating_sub(self.slots.len());
             self.pool.give_up_to(buf, limit);
@@ -340,24 +413,15 @@ impl RecvBuffer {
             }
         }
         // Out-of-order delivery: a complete message with the in-order flag clear.
-        if !self.unordered_seen {
-            return None;
-        }
-        let mut i = self.prefix;
-        while i < self.slots.len() {
-            if let Slot::Data { message, .. } = &self.slots[i] {
-                if message.boundary().starts_message() && !message.in_order() {
-                    match self.scan_message(i, self.slots.len()) {
-                        Scan::Complete(end) => return Some((i, end, false)),
-                        Scan::Broken(next) => {
-                            i = next;
-                            continue;
-                        }
-                        Scan::Incomplete => {}
-                    }
+        while let Some(&(msg, first)) = self.complete.front() {
+            if Self::starts_unordered(&self.slots, self.start_seq, msg, first) {
+                let off = self.start_seq.offset_to(first) as usize;
+                if let Scan::Complete(end) = self.scan_message(off, self.slots.len()) {
+                    return Some((off, end, false));
                 }
             }
-            i += 1;
+            // Read at the head already, broken, or dropped.
+            self.complete.pop_front();
         }
         None
     }
@@ -373,8 +437,11 @@ impl RecvBuffer {
         let mut copied = 0;
         let mut msg_len = 0;
         let limit = self.capacity_pkts.saturating_sub(self.slots.len());
-        for slot in self.slots.range_mut(first..=last) {
-            if let Slot::Data { buf, .. } = std::mem::replace(slot, Slot::Consumed) {
+        for i in first..=last {
+            if let Slot::Data { buf, message } =
+                std::mem::replace(&mut self.slots[i], Slot::Consumed)
+            {
+                self.uncount_unordered(message);
                 let n = buf.len().min(out.len() - copied);
                 out[copied..copied + n].copy_from_slice(&buf[..n]);
                 copied += n;
@@ -509,6 +576,58 @@ mod tests {
             r.insert(seq(1), word(Boundary::Solo, false, 2), b"B"),
             Insert::OutOfWindow
         );
+    }
+
+    /// Unordered messages of several packets, their packets arriving scrambled behind a gap:
+    /// each is handed out as soon as its last missing packet arrives, whole and only once; a
+    /// message completed at the head is not handed out again; nothing is left counted.
+    #[test]
+    fn unordered_messages_complete_in_any_order() {
+        const LEN: u32 = 5;
+        let mut r = RecvBuffer::new(256, seq(0));
+        let pkt = |m: u32, k: u32| {
+            let b = match k {
+                0 => Boundary::First,
+                k if k == LEN - 1 => Boundary::Last,
+                _ => Boundary::Middle,
+            };
+            (seq(m * LEN + k), word(b, false, m + 1), [m as u8, k as u8])
+        };
+        let mut out = [0u8; 64];
+        // Messages 1..=9 arrive in a scrambled order, message 0 (at the head) last.
+        let mut order: Vec<(u32, u32)> = (1..10)
+            .flat_map(|m| (0..LEN).map(move |k| (m, k)))
+            .collect();
+        order.reverse();
+        order.swap(3, 30);
+        order.swap(7, 22);
+        let mut delivered = Vec::new();
+        for (m, k) in order {
+            let (s, w, p) = pkt(m, k);
+            r.insert(s, w, &p);
+            while let Some(got) = r.read_message(&mut out) {
+                assert_eq!(got.copied, 2 * LEN as usize, "whole messages only");
+                let m = u32::from(out[0]);
+                assert!(
+                    (0..LEN as usize).all(|k| out[2 * k] == m as u8 && out[2 * k + 1] == k as u8)
+                );
+                delivered.push(m);
+            }
+        }
+        delivered.sort_unstable();
+        assert_eq!(delivered, (1..10).collect::<Vec<_>>());
+        for k in 0..LEN {
+            let (s, w, p) = pkt(0, k);
+            r.insert(s, w, &p);
+        }
+        let got = r.read_message(&mut out).expect("message 0 at the head");
+        assert_eq!((got.copied, out[0]), (2 * LEN as usize, 0));
+        assert!(
+            r.read_message(&mut out).is_none(),
+            "nothing is handed out twice"
+        );
+        assert!(r.unordered.is_empty());
+        assert!(r.complete.is_empty());
     }
 
     #[test]
