@@ -1082,20 +1082,7 @@ fn message_udt4_to_ours_cli() {
     let n = 200 * MB;
     let ns = n.to_string();
     let m = ODD_MSG.to_string();
-    let p = port();
-    let srv = Proc::ours(
-        "our server",
-        &[
-            "perf",
-            "server",
-            "--port",
-            &p.to_string(),
-            "--once",
-            "--json",
-            "--interval",
-            "0",
-        ],
-    );
+    let (srv, p) = our_server();
     wait_bound(p, Duration::from_secs(10));
     let cli = Proc::udt4(
         "udt4 client",
@@ -1558,20 +1545,7 @@ fn lossy_ours_to_udt4(test: &str, n: u64, loss: f64, seed: u64) {
 fn lossy_udt4_to_ours(test: &str, n: u64, loss: f64, seed: u64) {
     let _g = shared();
     let ns = n.to_string();
-    let p = port();
-    let srv = Proc::ours(
-        "our server",
-        &[
-            "perf",
-            "server",
-            "--port",
-            &p.to_string(),
-            "--once",
-            "--json",
-            "--interval",
-            "0",
-        ],
-    );
+    let (srv, p) = our_server();
     wait_bound(p, Duration::from_secs(10));
     let relay = Relay::start(p, loss, 0.01, 0.005, seed);
     let cli = Proc::udt4(
@@ -1608,20 +1582,7 @@ fn lossy_udt4_to_ours(test: &str, n: u64, loss: f64, seed: u64) {
 fn message_unordered_lossy_udt4_to_ours_cli() {
     let _g = shared();
     let n = 20 * MB;
-    let p = port();
-    let srv = Proc::ours(
-        "our server",
-        &[
-            "perf",
-            "server",
-            "--port",
-            &p.to_string(),
-            "--once",
-            "--json",
-            "--interval",
-            "0",
-        ],
-    );
+    let (srv, p) = our_server();
     wait_bound(p, Duration::from_secs(10));
     let relay = Relay::start(p, 0.02, 0.01, 0.005, 7);
     let cli = Proc::udt4(
@@ -1737,20 +1698,7 @@ fn close_linger_ours_to_udt4() {
 fn close_linger_udt4_to_ours() {
     let _g = shared();
     let n = 8 * MB;
-    let p = port();
-    let srv = Proc::ours(
-        "our server",
-        &[
-            "perf",
-            "server",
-            "--port",
-            &p.to_string(),
-            "--once",
-            "--json",
-            "--interval",
-            "0",
-        ],
-    );
+    let (srv, p) = our_server();
     wait_bound(p, Duration::from_secs(10));
     let relay = Relay::start(p, 0.02, 0.01, 0.005, 6);
     let cli = Proc::udt4(
