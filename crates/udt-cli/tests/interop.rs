@@ -1545,20 +1545,8 @@ fn lossy_ours_to_udt4(test: &str, n: u64, loss: f64, seed: u64) {
 fn lossy_udt4_to_ours(test: &str, n: u64, loss: f64, seed: u64) {
     let _g = shared();
     let ns = n.to_string();
-    let (srv, p) = our_server();
-    wait_bound(p, Duration::from_secs(10));
-    let relay = Relay::start(p, loss, 0.01, 0.005, seed);
-    let cli = Proc::udt4(
-        "udt4 client",
-        &[
-            "client",
-            &local(relay.port),
-            "--bytes",
-            &ns,
-            "--timeout",
-            "300",
-        ],
-    );
+    let (srv, relay, cli) =
+        udt4_via_relay_to_our_server(loss, seed, &["--bytes", &ns, "--timeout", "300"]);
     let c = cli.wait(Duration::from_secs(240));
     let s = srv.wait(Duration::from_secs(100));
     all_ok(&[&c, &s]);
@@ -1582,24 +1570,18 @@ fn lossy_udt4_to_ours(test: &str, n: u64, loss: f64, seed: u64) {
 fn message_unordered_lossy_udt4_to_ours_cli() {
     let _g = shared();
     let n = 20 * MB;
-    let (srv, p) = our_server();
-    wait_bound(p, Duration::from_secs(10));
-    let relay = Relay::start(p, 0.02, 0.01, 0.005, 7);
-    let cli = Proc::udt4(
-        "udt4 client",
-        &[
-            "client",
-            &local(relay.port),
-            "--mode",
-            "message",
-            "--msg-size",
-            "10000",
-            "--bytes",
-            &n.to_string(),
-            "--timeout",
-            "300",
-        ],
-    );
+    let ns = n.to_string();
+    let args = [
+        "--mode",
+        "message",
+        "--msg-size",
+        "10000",
+        "--bytes",
+        &ns,
+        "--timeout",
+        "300",
+    ];
+    let (srv, relay, cli) = udt4_via_relay_to_our_server(0.02, 7, &args);
     let c = cli.wait(Duration::from_secs(240));
     let s = srv.wait(Duration::from_secs(100));
     all_ok(&[&c, &s]);
@@ -1698,20 +1680,9 @@ fn close_linger_ours_to_udt4() {
 fn close_linger_udt4_to_ours() {
     let _g = shared();
     let n = 8 * MB;
-    let (srv, p) = our_server();
-    wait_bound(p, Duration::from_secs(10));
-    let relay = Relay::start(p, 0.02, 0.01, 0.005, 6);
-    let cli = Proc::udt4(
-        "udt4 client",
-        &[
-            "client",
-            &local(relay.port),
-            "--bytes",
-            &n.to_string(),
-            "--timeout",
-            "200",
-        ],
-    );
+    let ns = n.to_string();
+    let (srv, relay, cli) =
+        udt4_via_relay_to_our_server(0.02, 6, &["--bytes", &ns, "--timeout", "200"]);
     let c = cli.wait(Duration::from_secs(150));
     let s = srv.wait(Duration::from_secs(100));
     all_ok(&[&c, &s]);
@@ -1784,6 +1755,19 @@ fn udt4_server(args: &[&str]) -> (Proc, u16) {
     v.push(&ps);
     v.extend_from_slice(args);
     (Proc::udt4("udt4 server", &v), p)
+}
+
+/// `udt perf server --once --json`, a relay in front of it (`loss`, 1 % reordering, 0.5 %
+/// duplicates, `seed`), and the UDT4 peer's client sending through the relay with `args`.
+fn udt4_via_relay_to_our_server(loss: f64, seed: u64, args: &[&str]) -> (Proc, Relay, Proc) {
+    let (srv, p) = our_server();
+    wait_bound(p, Duration::from_secs(10));
+    let relay = Relay::start(p, loss, 0.01, 0.005, seed);
+    let to = local(relay.port);
+    let mut all = vec!["client", to.as_str()];
+    all.extend_from_slice(args);
+    let cli = Proc::udt4("udt4 client", &all);
+    (srv, relay, cli)
 }
 
 fn our_server() -> (Proc, u16) {
