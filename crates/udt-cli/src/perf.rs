@@ -250,7 +250,7 @@ fn server(a: ServerArgs) -> anyhow::Result<()> {
         Some(m) => Builder::new().kind(kind(m)),
         None => Builder::new().accept_any_kind(true),
     };
-    let mut listener = builder
+    let listener = builder
         .listen((a.bind.as_str(), a.port), 64)
         .with_context(|| format!("cannot listen on {}:{}", a.bind, a.port))?;
     warn_buffers(listener.udp_buffers());

@@ -1,13 +1,17 @@
 //! Errors of the socket API, in UDT4's categories (spec §14.5).
+//!
+//! Every variant maps to one UDT4 error code ([`Error::udt4_code`]), so that the C, C++,
+//! Python and Java front ends report the codes UDT4 applications expect from one table here.
 
 use std::io;
 use std::net::SocketAddr;
 
 use thiserror::Error;
-use udt_proto::{ConnectError, EndpointError};
+use udt_proto::{ConnectError, EndpointError, SocketKind};
 
 /// Why a socket operation failed.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum Error {
     /// Connection setup failed: timed out (1001), rejected (1002), failed the ISN check (1004)
     /// or closed while connecting (1000).
@@ -26,13 +30,55 @@ pub enum Error {
     /// A system call failed: socket creation, buffer setup, … (3000).
     #[error("system error: {0}")]
     Io(#[from] io::Error),
+    /// Reading or writing a file for `sendfile`/`recvfile` failed (4000 `EFILE`).
+    #[error("file error: {0}")]
+    File(io::Error),
     /// An option value is out of range or inconsistent with the others (5003 `EINVPARAM`).
     #[error("invalid option value: {0}")]
     InvalidOption(&'static str),
-    /// The operation is not valid in this state or with these arguments (5000-5013).
+    /// The operation is not valid in this state or with these arguments (5000 `EINVOP`).
     #[error("invalid operation: {0}")]
     InvalidOperation(&'static str),
-    /// Non-blocking mode and the operation would have to wait (6001, 6002).
+    /// The socket is already bound, and the operation (bind, or an option that must be set
+    /// before binding) needs an unbound one (5001 `EBOUNDSOCK`).
+    #[error("socket is already bound")]
+    AlreadyBound,
+    /// The socket is connected (or connecting, or listening), and the operation needs one that
+    /// is not (5002 `ECONNSOCK`).
+    #[error("socket is already connected or listening")]
+    AlreadyConnected,
+    /// The socket was closed; nothing can be done with it any more (5004 `EINVSOCK`).
+    #[error("socket is closed")]
+    Closed,
+    /// `listen` on a socket that is not bound (5005 `EUNBOUNDSOCK`).
+    #[error("socket is not bound")]
+    NotBound,
+    /// `accept` on a socket that does not listen (5006 `ENOLISTEN`).
+    #[error("socket is not listening")]
+    NotListening,
+    /// `listen` on a rendezvous socket (5007 `ERDVNOSERV`).
+    #[error("rendezvous sockets cannot listen")]
+    RendezvousListen,
+    /// A rendezvous `connect` on a socket that was not bound first (5008 `ERDVUNBOUND`).
+    #[error("rendezvous connect needs a bound socket")]
+    RendezvousUnbound,
+    /// A message operation on a stream socket (5009 `ESTREAMILL`) or a stream operation on a
+    /// message socket (5010 `EDGRAMILL`); the value is the socket's kind.
+    #[error("operation not supported by a {0:?} socket")]
+    WrongKind(SocketKind),
+    /// Another socket already listens on this UDP port (5011 `EDUPLISTEN`).
+    #[error("another socket already listens on this port")]
+    AlreadyListening,
+    /// The message is larger than the whole send buffer (5012 `ELARGEMSG`).
+    #[error("message larger than the send buffer")]
+    MessageTooLarge,
+    /// A poller, or a registration in one, that does not exist (5013 `EINVPOLLID`).
+    #[error("invalid poller or registration: {0}")]
+    InvalidPoll(&'static str),
+    /// Non-blocking mode and a send would have to wait for buffer space (6001 `EASYNCSND`).
+    #[error("send would block")]
+    SendWouldBlock,
+    /// Non-blocking mode and a receive or accept would have to wait (6002 `EASYNCRCV`).
     #[error("operation would block")]
     WouldBlock,
     /// A blocking operation ran out of time (6003).
@@ -52,11 +98,40 @@ impl Error {
             Error::NotConnected => 2002,
             Error::AddrInUse(_) => 1003,
             Error::Io(_) => 3000,
-            Error::InvalidOption(_) => 5003,
+            Error::File(_) => 4000,
             Error::InvalidOperation(_) => 5000,
+            Error::AlreadyBound => 5001,
+            Error::AlreadyConnected => 5002,
+            Error::InvalidOption(_) => 5003,
+            Error::Closed => 5004,
+            Error::NotBound => 5005,
+            Error::NotListening => 5006,
+            Error::RendezvousListen => 5007,
+            Error::RendezvousUnbound => 5008,
+            Error::WrongKind(SocketKind::Stream) => 5009,
+            Error::WrongKind(SocketKind::Message) => 5010,
+            Error::AlreadyListening => 5011,
+            Error::MessageTooLarge => 5012,
+            Error::InvalidPoll(_) => 5013,
+            Error::SendWouldBlock => 6001,
             Error::WouldBlock => 6002,
             Error::Timeout => 6003,
             Error::PeerError => 7000,
+        }
+    }
+
+    /// True for [`Error::WouldBlock`] and [`Error::SendWouldBlock`]: the operation would have
+    /// had to wait in non-blocking mode.
+    pub fn is_would_block(&self) -> bool {
+        matches!(self, Error::WouldBlock | Error::SendWouldBlock)
+    }
+
+    /// The system `errno` behind this error, if a system call or file operation failed
+    /// (UDT4's `getErrorCode` reports it beside the UDT code).
+    pub fn os_error(&self) -> Option<i32> {
+        match self {
+            Error::Io(e) | Error::File(e) => e.raw_os_error(),
+            _ => None,
         }
     }
 }
@@ -71,7 +146,7 @@ impl From<udt_proto::Error> for Error {
             P::WrongSocketKind => {
                 Error::InvalidOperation("operation not supported by this socket kind")
             }
-            P::MessageTooLarge => Error::InvalidOperation("message larger than the send buffer"),
+            P::MessageTooLarge => Error::MessageTooLarge,
             P::PeerError => Error::PeerError,
             P::InvalidArgument(m) => Error::InvalidOperation(m),
         }
@@ -81,13 +156,9 @@ impl From<udt_proto::Error> for Error {
 impl From<EndpointError> for Error {
     fn from(e: EndpointError) -> Self {
         match e {
-            EndpointError::AlreadyListening => {
-                Error::InvalidOperation("another socket already listens on this port")
-            }
+            EndpointError::AlreadyListening => Error::AlreadyListening,
             EndpointError::InvalidConfig(m) => Error::InvalidOption(m),
-            EndpointError::RendezvousListen => {
-                Error::InvalidOperation("rendezvous sockets cannot listen")
-            }
+            EndpointError::RendezvousListen => Error::RendezvousListen,
             EndpointError::TooManyConnections => {
                 Error::InvalidOperation("too many connections on this port")
             }
@@ -98,7 +169,7 @@ impl From<EndpointError> for Error {
 impl From<Error> for io::Error {
     fn from(e: Error) -> io::Error {
         let kind = match &e {
-            Error::Io(inner) => inner.kind(),
+            Error::Io(inner) | Error::File(inner) => inner.kind(),
             Error::AddrInUse(_) => io::ErrorKind::AddrInUse,
             Error::InvalidOption(_) => io::ErrorKind::InvalidInput,
             Error::Connect(ConnectError::TimedOut) | Error::Timeout => io::ErrorKind::TimedOut,
@@ -106,9 +177,10 @@ impl From<Error> for io::Error {
             Error::Connect(_) => io::ErrorKind::ConnectionAborted,
             Error::ConnectionLost => io::ErrorKind::ConnectionReset,
             Error::NotConnected => io::ErrorKind::NotConnected,
-            Error::InvalidOperation(_) => io::ErrorKind::InvalidInput,
-            Error::WouldBlock => io::ErrorKind::WouldBlock,
-            Error::PeerError => io::ErrorKind::Other,
+            Error::WouldBlock | Error::SendWouldBlock => io::ErrorKind::WouldBlock,
+            Error::Closed => io::ErrorKind::NotConnected,
+            Error::AlreadyListening => io::ErrorKind::AddrInUse,
+            _ => io::ErrorKind::InvalidInput,
         };
         match e {
             Error::Io(inner) => inner,

@@ -21,7 +21,7 @@ impl Socket {
     /// returns the number of bytes sent (`len`).
     ///
     /// Blocks until every byte is queued in the send buffer (not until it is acknowledged:
-    /// `close` waits for that). Fails with an I/O error of kind `UnexpectedEof` if the file
+    /// `close` waits for that). Fails with [`Error::File`] of kind `UnexpectedEof` if the file
     /// ends before `offset + len`, and with the socket's error if the connection breaks or
     /// the write timeout passes. The socket should be in blocking mode.
     ///
@@ -117,7 +117,8 @@ impl Socket {
             // Keep what did arrive even when the connection failed: a resumed transfer
             // continues from it.
             if filled > 0 {
-                file.write_all_at(&buf[..filled], offset + done)?;
+                file.write_all_at(&buf[..filled], offset + done)
+                    .map_err(Error::File)?;
                 on_block(&buf[..filled]);
                 done += filled as u64;
             }
@@ -147,7 +148,7 @@ fn read_exact_at(file: &File, mut buf: &mut [u8], mut offset: u64) -> Result<()>
     while !buf.is_empty() {
         match file.read_at(buf, offset) {
             Ok(0) => {
-                return Err(Error::Io(io::Error::new(
+                return Err(Error::File(io::Error::new(
                     io::ErrorKind::UnexpectedEof,
                     "the file ended before offset + len",
                 )))
@@ -157,7 +158,7 @@ fn read_exact_at(file: &File, mut buf: &mut [u8], mut offset: u64) -> Result<()>
                 offset += n as u64;
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(Error::Io(e)),
+            Err(e) => return Err(Error::File(e)),
         }
     }
     Ok(())

@@ -28,18 +28,24 @@
 //! reuse address (several sockets sharing one UDP port).
 #![warn(missing_docs)]
 
+mod bsd_socket;
 mod clock;
 mod error;
 mod file;
 mod mux;
 mod poll;
 mod socket;
+mod sockopt;
 mod udp;
 
+pub use bsd_socket::{BsdSocket, Family, Udt4Status};
 pub use error::{Error, Result};
 pub use file::FILE_BLOCK_SIZE;
 pub use poll::{PollEvent, Poller, Readiness, Source};
-pub use socket::{Builder, Listener, Socket, DEFAULT_UDP_RECV_BUFFER, DEFAULT_UDP_SEND_BUFFER};
+pub use socket::{
+    Bound, Builder, Listener, Socket, DEFAULT_UDP_RECV_BUFFER, DEFAULT_UDP_SEND_BUFFER,
+};
+pub use sockopt::{OptType, OptValue, SockOpt};
 pub use udp::BufferSizes;
 pub use udt_proto::buffer::MsgRead;
 pub use udt_proto::stats::PerfStats;

@@ -29,7 +29,7 @@ use std::collections::HashMap;
 use std::io;
 use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
@@ -175,6 +175,16 @@ impl State {
     /// The condition variable of connection `id`.
     pub(crate) fn waiter(&mut self, id: SocketId) -> Arc<Waiter> {
         self.waiters.entry(id).or_default().clone()
+    }
+
+    /// Wakes every thread blocked on connection `id` (its socket was closed by another
+    /// thread; they see the closed flag and return).
+    pub(crate) fn interrupt(&mut self, id: SocketId) {
+        if let Some(w) = self.waiters.get(&id) {
+            if !self.wake.iter().any(|x| Arc::ptr_eq(x, w)) {
+                self.wake.push(Arc::clone(w));
+            }
+        }
     }
 
     /// Registers poller `poll`'s registration `token` as watching `target`.
@@ -349,6 +359,23 @@ impl Mux {
         Ok(mux)
     }
 
+    /// A multiplexer on a UDP socket the application made (UDT4's `bind2`), registered for
+    /// reuse address like one [`Mux::open`] makes. Returned holding one application handle.
+    pub(crate) fn adopt(
+        udp: std::net::UdpSocket,
+        reuse: bool,
+        udp_recv_buf: usize,
+        udp_send_buf: usize,
+    ) -> Result<Arc<Mux>> {
+        let port = UdpPort::adopt(udp, udp_recv_buf, udp_send_buf)?;
+        let mux = Mux::start(port, reuse)?;
+        let mut reg = REGISTRY.lock().unwrap_or_else(|p| p.into_inner());
+        let (v6, port) = (mux.local.is_ipv6(), mux.local.port());
+        reg.retain(|(f, p, m)| m.strong_count() > 0 && !(*f == v6 && *p == port));
+        reg.push((v6, port, Arc::downgrade(&mux)));
+        Ok(mux)
+    }
+
     /// Opens a UDP socket on `addr` and starts its I/O thread, holding one handle.
     fn bind(
         addr: SocketAddr,
@@ -363,6 +390,11 @@ impl Mux {
                 Error::Io(e)
             }
         })?;
+        Mux::start(port, reusable)
+    }
+
+    /// Starts the I/O thread of a multiplexer on `port`, holding one handle.
+    fn start(port: UdpPort, reusable: bool) -> Result<Arc<Mux>> {
         let mut seed = [0u8; 8];
         getrandom::fill(&mut seed).map_err(|e| Error::Io(io::Error::other(e.to_string())))?;
         let ep = Endpoint::new(EndpointConfig {
@@ -460,16 +492,22 @@ impl Mux {
 
     /// Runs `op` on connection `id`, waiting while it reports `WouldBlock` — on the
     /// connection's condition variable, until `deadline` if given — unless `nonblocking`.
+    /// `closed` is the socket's closed flag: once set (and the waiter interrupted, see
+    /// [`State::interrupt`]), the call returns [`Error::Closed`].
     pub(crate) fn blocking<R>(
         &self,
         id: SocketId,
         nonblocking: bool,
         deadline: Option<std::time::Instant>,
+        closed: &AtomicBool,
         mut op: impl FnMut(&mut Connection, Instant) -> std::result::Result<R, udt_proto::Error>,
     ) -> Result<R> {
         let mut st = self.lock();
         let cv = st.waiter(id);
         loop {
+            if closed.load(Ordering::Acquire) {
+                return Err(Error::Closed);
+            }
             let now = self.clock.now();
             let r = match st.ep.connection_mut(id) {
                 Some(mut c) => op(&mut c, now),

@@ -129,6 +129,7 @@ pub(crate) enum Target {
 
 /// Something a [`Poller`] can watch: a [`Socket`] or a [`Listener`] (`&socket` and `&listener`
 /// convert into it).
+#[derive(Clone, Copy)]
 pub struct Source<'a> {
     mux: &'a Arc<Mux>,
     target: Target,
@@ -326,7 +327,7 @@ impl Poller {
     }
 
     /// Watches `source` (a `&Socket` or `&Listener`) for the conditions in `interest`,
-    /// reporting them under `token`. Fails with [`Error::InvalidOperation`] if the token is
+    /// reporting them under `token`. Fails with [`Error::InvalidPoll`] if the token is
     /// taken or the source is already registered with this poller, and with
     /// [`Error::InvalidOption`] for an empty interest.
     pub fn add<'a>(
@@ -335,33 +336,12 @@ impl Poller {
         interest: Readiness,
         token: u64,
     ) -> Result<()> {
-        let src = source.into();
-        if interest.is_empty() {
-            return Err(Error::InvalidOption("empty poll interest"));
-        }
-        {
-            let mut st = self.shared.lock();
-            if st.regs.contains_key(&token) {
-                return Err(Error::InvalidOperation("poll token already registered"));
-            }
-            if !st.sources.insert((mux_key(src.mux), src.target)) {
-                return Err(Error::InvalidOperation("source already registered"));
-            }
-            st.regs.insert(
-                token,
-                Reg {
-                    mux: Arc::clone(src.mux),
-                    target: src.target,
-                    interest,
-                },
-            );
-        }
-        let mut ms = src.mux.lock();
-        ms.watch(src.target, Arc::downgrade(&self.shared), token);
-        // Initial readiness, pushed to us like any later change.
-        ms.refresh(src.target);
-        src.mux.after_app_call(&mut ms);
-        Ok(())
+        register(&self.shared, source.into(), interest, token)
+    }
+
+    /// The part of the poller that sockets hold (weakly) to register later.
+    pub(crate) fn shared(&self) -> &Arc<PollShared> {
+        &self.shared
     }
 
     /// Changes the interest of registration `token`.
@@ -374,7 +354,7 @@ impl Poller {
             let reg = st
                 .regs
                 .get_mut(&token)
-                .ok_or(Error::InvalidOperation("poll token not registered"))?;
+                .ok_or(Error::InvalidPoll("poll token not registered"))?;
             reg.interest = interest;
             (Arc::clone(&reg.mux), reg.target)
         };
@@ -390,7 +370,7 @@ impl Poller {
             let mut st = self.shared.lock();
             let reg = st
                 .remove_reg(token)
-                .ok_or(Error::InvalidOperation("poll token not registered"))?;
+                .ok_or(Error::InvalidPoll("poll token not registered"))?;
             self.shared.sync_fd(&mut st);
             reg
         };
@@ -530,6 +510,41 @@ impl std::fmt::Debug for Poller {
             .field("registrations", &self.len())
             .finish()
     }
+}
+
+/// Registers `src` with the poller `shared` (see [`Poller::add`]).
+pub(crate) fn register(
+    shared: &Arc<PollShared>,
+    src: Source<'_>,
+    interest: Readiness,
+    token: u64,
+) -> Result<()> {
+    if interest.is_empty() {
+        return Err(Error::InvalidOption("empty poll interest"));
+    }
+    {
+        let mut st = shared.lock();
+        if st.regs.contains_key(&token) {
+            return Err(Error::InvalidPoll("poll token already registered"));
+        }
+        if !st.sources.insert((mux_key(src.mux), src.target)) {
+            return Err(Error::InvalidPoll("source already registered"));
+        }
+        st.regs.insert(
+            token,
+            Reg {
+                mux: Arc::clone(src.mux),
+                target: src.target,
+                interest,
+            },
+        );
+    }
+    let mut ms = src.mux.lock();
+    ms.watch(src.target, Arc::downgrade(shared), token);
+    // Initial readiness, pushed to us like any later change.
+    ms.refresh(src.target);
+    src.mux.after_app_call(&mut ms);
+    Ok(())
 }
 
 /// The pollers watching one target, as a multiplexer keeps them.

@@ -2,14 +2,18 @@
 //! `Write`, or a message socket with `send_msg`/`recv_msg`) and [`Listener`].
 
 use std::io;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
-use std::sync::Arc;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs, UdpSocket};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use udt_proto::buffer::MsgRead;
 use udt_proto::cc::{self, SharedFactory};
 use udt_proto::stats::PerfStats;
-use udt_proto::{CloseReason, ConnectionConfig, ConnectionState, SocketId, SocketKind};
+use udt_proto::{
+    CloseReason, Connection, ConnectionConfig, ConnectionState, Error as EngineError,
+    Instant as EngineInstant, SocketId, SocketKind,
+};
 
 use crate::error::{Error, Result};
 use crate::mux::Mux;
@@ -244,6 +248,30 @@ impl Builder {
         )
     }
 
+    /// Opens the UDP port `addr` for UDT (UDT4's `bind`), with this builder's UDP buffers and
+    /// reuse-address setting, without listening or connecting yet: the port is taken and
+    /// [`Bound::local_addr`] names it. [`Builder::listen_bound`], [`Builder::connect_bound`]
+    /// or [`Builder::rendezvous_bound`] then use it.
+    pub fn bind(&self, addr: impl ToSocketAddrs) -> Result<Bound> {
+        let local = resolve(addr)?;
+        Ok(Bound::new(self.open(local)?))
+    }
+
+    /// Takes over a UDP socket the application made (UDT4's `bind2`), instead of opening
+    /// one: it is made non-blocking, given this builder's UDP buffers and receive timestamps,
+    /// and bound to an ephemeral port if it was not bound. The socket then belongs to UDT and
+    /// is closed when its last UDT socket is.
+    pub fn bind_udp(&self, udp: UdpSocket) -> Result<Bound> {
+        self.validate()?;
+        let mux = Mux::adopt(
+            udp,
+            self.reuse_addr,
+            self.udp_recv_buffer,
+            self.udp_send_buffer,
+        )?;
+        Ok(Bound::new(mux))
+    }
+
     /// Connects to a listening UDT socket.
     pub fn connect(&self, addr: impl ToSocketAddrs) -> Result<Socket> {
         self.connect_with(addr, true)
@@ -269,8 +297,23 @@ impl Builder {
             Some(l) => l,
             None => unspecified_like(remote),
         };
-        let mux = self.open(local)?;
-        self.connect_on(mux, remote, self.conn.clone(), wait)
+        let bound = self.bind(local)?;
+        self.connect_bound(bound, remote, wait)
+    }
+
+    /// Connects from a port opened with [`Builder::bind`] or [`Builder::bind_udp`]; `wait`:
+    /// block until the handshake ends (as [`Builder::connect`]) or return at once (as
+    /// [`Builder::connect_nonblocking`]).
+    pub fn connect_bound(
+        &self,
+        bound: Bound,
+        addr: impl ToSocketAddrs,
+        wait: bool,
+    ) -> Result<Socket> {
+        let remote = resolve(addr)?;
+        check_same_family(bound.local_addr(), remote)?;
+        self.validate()?;
+        self.connect_on(bound.into_mux(), remote, self.conn.clone(), wait)
     }
 
     /// Meets a peer that connects to us at the same time (rendezvous): both sides bind a known
@@ -282,19 +325,29 @@ impl Builder {
     ) -> Result<Socket> {
         let local = resolve(local)?;
         let remote = resolve(remote)?;
-        if local.is_ipv4() != remote.is_ipv4() {
-            return Err(Error::InvalidOption(
-                "local and remote addresses are of different IP versions",
-            ));
-        }
-        let mux = self.open(local)?;
+        check_same_family(local, remote)?;
+        let bound = self.bind(local)?;
+        self.rendezvous_bound(bound, remote, true)
+    }
+
+    /// Rendezvous from a port opened with [`Builder::bind`] or [`Builder::bind_udp`]; `wait`
+    /// as in [`Builder::connect_bound`].
+    pub fn rendezvous_bound(
+        &self,
+        bound: Bound,
+        remote: impl ToSocketAddrs,
+        wait: bool,
+    ) -> Result<Socket> {
+        let remote = resolve(remote)?;
+        check_same_family(bound.local_addr(), remote)?;
+        self.validate()?;
         let mut conn = self.conn.clone();
         conn.rendezvous = true;
         if conn.connect_timeout < Duration::from_secs(30) {
             // 4.11 gives rendezvous 30 s: both sides must be started by hand.
             conn.connect_timeout = Duration::from_secs(30);
         }
-        self.connect_on(mux, remote, conn, true)
+        self.connect_on(bound.into_mux(), remote, conn, wait)
     }
 
     fn connect_on(
@@ -339,8 +392,17 @@ impl Builder {
 
     /// Binds `addr` and listens, queueing up to `backlog` connections for [`Listener::accept`].
     pub fn listen(&self, addr: impl ToSocketAddrs, backlog: usize) -> Result<Listener> {
-        let local = resolve(addr)?;
-        let mux = self.open(local)?;
+        let bound = self.bind(addr)?;
+        self.listen_bound(bound, backlog)
+    }
+
+    /// Listens on a port opened with [`Builder::bind`] or [`Builder::bind_udp`].
+    pub fn listen_bound(&self, bound: Bound, backlog: usize) -> Result<Listener> {
+        if self.conn.rendezvous {
+            return Err(Error::RendezvousListen);
+        }
+        self.validate()?;
+        let mux = bound.into_mux();
         // `mux` arrives holding one handle for us (see `Mux::bind`); the listener takes it over.
         let mut st = mux.lock();
         let now = mux.clock.now();
@@ -355,9 +417,95 @@ impl Builder {
         Ok(Listener {
             mux,
             builder: self.clone(),
-            nonblocking: false,
+            nonblocking: AtomicBool::new(false),
+            closed: AtomicBool::new(false),
         })
     }
+
+    /// Whether sockets made with these options start in non-blocking mode.
+    pub fn is_nonblocking(&self) -> bool {
+        self.nonblocking
+    }
+
+    /// Blocking read timeout of sockets made with these options.
+    pub fn read_timeout_value(&self) -> Option<Duration> {
+        self.read_timeout
+    }
+
+    /// Blocking write timeout of sockets made with these options.
+    pub fn write_timeout_value(&self) -> Option<Duration> {
+        self.write_timeout
+    }
+}
+
+/// A UDP port opened for UDT that neither listens nor connects yet (a bound UDT4 socket),
+/// from [`Builder::bind`] or [`Builder::bind_udp`]. Dropping it releases the port (unless
+/// other sockets share it).
+pub struct Bound {
+    /// Holds one application handle on the multiplexer until taken by a listener or socket.
+    mux: Option<Arc<Mux>>,
+}
+
+impl Bound {
+    fn new(mux: Arc<Mux>) -> Bound {
+        Bound { mux: Some(mux) }
+    }
+
+    fn mux(&self) -> &Arc<Mux> {
+        self.mux
+            .as_ref()
+            .expect("a Bound holds its multiplexer until consumed")
+    }
+
+    /// The bound UDP address.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.mux().local_addr()
+    }
+
+    /// What the kernel granted for the UDP socket buffers.
+    pub fn udp_buffers(&self) -> BufferSizes {
+        self.mux().buffers
+    }
+
+    /// A second hold on the same port (both must be dropped or consumed to release it).
+    pub(crate) fn share(&self) -> Bound {
+        let mux = self.mux();
+        mux.lock().handles += 1;
+        Bound::new(Arc::clone(mux))
+    }
+
+    /// Hands the multiplexer, with its handle, to a listener or socket.
+    fn into_mux(mut self) -> Arc<Mux> {
+        self.mux
+            .take()
+            .expect("a Bound holds its multiplexer until consumed")
+    }
+}
+
+impl Drop for Bound {
+    fn drop(&mut self) {
+        if let Some(mux) = self.mux.take() {
+            mux.lock().handles -= 1;
+            mux.wake();
+        }
+    }
+}
+
+impl std::fmt::Debug for Bound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Bound")
+            .field("local_addr", &self.mux.as_ref().map(|m| m.local_addr()))
+            .finish()
+    }
+}
+
+fn check_same_family(local: SocketAddr, remote: SocketAddr) -> Result<()> {
+    if local.is_ipv4() != remote.is_ipv4() {
+        return Err(Error::InvalidOption(
+            "local and remote addresses are of different IP versions",
+        ));
+    }
+    Ok(())
 }
 
 /// UDT4's conversion of a buffer size in bytes to packets of `MSS − 28` bytes (a value the
@@ -385,7 +533,9 @@ fn unspecified_like(remote: SocketAddr) -> SocketAddr {
 pub struct Listener {
     mux: Arc<Mux>,
     builder: Builder,
-    nonblocking: bool,
+    nonblocking: AtomicBool,
+    /// Set by [`Listener::close`]: accept fails with [`Error::Closed`] from then on.
+    closed: AtomicBool,
 }
 
 impl Listener {
@@ -412,19 +562,37 @@ impl Listener {
 
     /// Non-blocking mode: [`accept`](Self::accept) fails with [`Error::WouldBlock`] instead of
     /// waiting when no connection is queued (use a [`Poller`](crate::Poller) to wait).
-    pub fn set_nonblocking(&mut self, on: bool) {
-        self.nonblocking = on;
+    pub fn set_nonblocking(&self, on: bool) {
+        self.nonblocking.store(on, Ordering::Relaxed);
+    }
+
+    /// True in non-blocking mode.
+    pub fn is_nonblocking(&self) -> bool {
+        self.nonblocking.load(Ordering::Relaxed)
     }
 
     pub(crate) fn poll_mux(&self) -> &Arc<Mux> {
         &self.mux
     }
 
-    /// Waits for the next established connection.
+    /// Current readiness, as a [`Poller`](crate::Poller) would report it: read when a
+    /// connection waits to be accepted, error once the listener no longer listens.
+    pub fn readiness(&self) -> crate::Readiness {
+        let mut st = self.mux.lock();
+        let r = crate::poll::readiness(&mut st.ep, Target::Listener);
+        self.mux.after_app_call(&mut st);
+        r
+    }
+
+    /// Waits for the next established connection. Fails with [`Error::Closed`] once the
+    /// listener is closed, also when another thread closes it during the wait.
     pub fn accept(&self) -> Result<(Socket, SocketAddr)> {
         let mut st = self.mux.lock();
         let cv = st.accept_cv.clone();
         loop {
+            if self.closed.load(Ordering::Acquire) {
+                return Err(Error::Closed);
+            }
             if let Some(id) = st.ep.accept() {
                 let conn = st.ep.connection(id);
                 let peer = conn.map(|c| c.peer_addr());
@@ -439,37 +607,65 @@ impl Listener {
                     None => Err(Error::ConnectionLost),
                 };
             }
-            if self.nonblocking {
+            if self.is_nonblocking() {
                 return Err(Error::WouldBlock);
             }
             st = cv.wait(st).unwrap_or_else(|p| p.into_inner());
         }
     }
-}
 
-impl Drop for Listener {
-    fn drop(&mut self) {
+    /// Stops listening: connections queued and not accepted are closed, and threads waiting
+    /// in [`accept`](Self::accept) return [`Error::Closed`]. Later calls fail with
+    /// [`Error::Closed`]. Dropping the listener closes it too.
+    pub fn close(&self) -> Result<()> {
+        if self.closed.swap(true, Ordering::AcqRel) {
+            return Err(Error::Closed);
+        }
         let mut st = self.mux.lock();
         let now = self.mux.clock.now();
         st.unwatch_all(Target::Listener);
         st.ep.stop_listening(now);
-        st.handles -= 1;
+        st.accept_cv.notify_all();
         self.mux.after_app_call(&mut st);
+        Ok(())
+    }
+}
+
+impl Drop for Listener {
+    fn drop(&mut self) {
+        let _ = self.close();
+        self.mux.lock().handles -= 1;
         self.mux.wake();
     }
+}
+
+/// Settings of a socket that its setters change while other threads use it.
+#[derive(Clone, Copy, Debug)]
+struct Live {
+    read_timeout: Option<Duration>,
+    write_timeout: Option<Duration>,
+    /// Sends fail with [`Error::SendWouldBlock`] instead of waiting (`UDT_SNDSYN` false).
+    send_nonblocking: bool,
+    /// Receives fail with [`Error::WouldBlock`] instead of waiting (`UDT_RCVSYN` false).
+    recv_nonblocking: bool,
+    max_bandwidth: Option<u64>,
+    linger: Option<Duration>,
 }
 
 /// A UDT connection. A stream socket ([`SocketKind::Stream`], the default) carries bytes
 /// (`send`, `recv`, `Read`, `Write`); a message socket ([`SocketKind::Message`]) carries whole
 /// messages (`send_msg`, `recv_msg`) with optional time-to-live and out-of-order delivery.
+///
+/// Every method takes `&self`: one thread may send while another receives, and any thread may
+/// [`close`](Self::close) the socket, which wakes the others' blocked calls.
 pub struct Socket {
     mux: Arc<Mux>,
     id: SocketId,
-    /// The options it was made with, kept current by the setters.
+    /// The options it was made with (the live ones are in `live`).
     opts: Builder,
-    read_timeout: Option<Duration>,
-    write_timeout: Option<Duration>,
-    nonblocking: bool,
+    live: Mutex<Live>,
+    /// Set by [`Socket::close`]: every later or blocked call fails with [`Error::Closed`].
+    closed: AtomicBool,
 }
 
 impl Socket {
@@ -478,10 +674,20 @@ impl Socket {
             mux,
             id,
             opts: b.clone(),
-            read_timeout: b.read_timeout,
-            write_timeout: b.write_timeout,
-            nonblocking: b.nonblocking,
+            live: Mutex::new(Live {
+                read_timeout: b.read_timeout,
+                write_timeout: b.write_timeout,
+                send_nonblocking: b.nonblocking,
+                recv_nonblocking: b.nonblocking,
+                max_bandwidth: b.conn.max_bandwidth,
+                linger: b.conn.linger,
+            }),
+            closed: AtomicBool::new(false),
         }
+    }
+
+    fn live(&self) -> MutexGuard<'_, Live> {
+        self.live.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     pub(crate) fn poll_parts(&self) -> (&Arc<Mux>, SocketId) {
@@ -489,9 +695,9 @@ impl Socket {
     }
 
     fn from_accepted(mux: Arc<Mux>, id: SocketId, b: &Builder, kind: SocketKind) -> Socket {
-        let mut s = Socket::new(mux, id, b);
-        s.opts.conn.kind = kind;
-        s
+        let mut b = b.clone();
+        b.conn.kind = kind;
+        Socket::new(mux, id, &b)
     }
 
     /// Connects to `addr` with default options.
@@ -499,8 +705,17 @@ impl Socket {
         Builder::new().connect(addr)
     }
 
+    fn check_open(&self) -> Result<()> {
+        if self.closed.load(Ordering::Acquire) {
+            Err(Error::Closed)
+        } else {
+            Ok(())
+        }
+    }
+
     /// The peer's address.
     pub fn peer_addr(&self) -> Result<SocketAddr> {
+        self.check_open()?;
         let st = self.mux.lock();
         st.ep
             .connection(self.id)
@@ -518,80 +733,106 @@ impl Socket {
         self.mux.buffers
     }
 
-    /// Non-blocking mode: reads and writes that would wait fail with [`Error::WouldBlock`].
-    pub fn set_nonblocking(&mut self, on: bool) {
-        self.nonblocking = on;
+    /// Non-blocking mode for both directions: reads and writes that would wait fail with
+    /// [`Error::WouldBlock`] (reads) or [`Error::SendWouldBlock`] (writes).
+    pub fn set_nonblocking(&self, on: bool) {
+        let mut l = self.live();
+        l.send_nonblocking = on;
+        l.recv_nonblocking = on;
     }
 
-    /// True in non-blocking mode.
+    /// Non-blocking mode of sends alone (`UDT_SNDSYN` false).
+    pub fn set_send_nonblocking(&self, on: bool) {
+        self.live().send_nonblocking = on;
+    }
+
+    /// Non-blocking mode of receives alone (`UDT_RCVSYN` false).
+    pub fn set_recv_nonblocking(&self, on: bool) {
+        self.live().recv_nonblocking = on;
+    }
+
+    /// True when both directions are non-blocking.
     pub fn is_nonblocking(&self) -> bool {
-        self.nonblocking
+        let l = self.live();
+        l.send_nonblocking && l.recv_nonblocking
+    }
+
+    /// True when sends do not wait (`UDT_SNDSYN` false).
+    pub fn is_send_nonblocking(&self) -> bool {
+        self.live().send_nonblocking
+    }
+
+    /// True when receives do not wait (`UDT_RCVSYN` false).
+    pub fn is_recv_nonblocking(&self) -> bool {
+        self.live().recv_nonblocking
     }
 
     /// Timeout of blocking reads (`UDT_RCVTIMEO`; `None` waits forever). A zero duration is
     /// [`Error::InvalidOption`].
-    pub fn set_read_timeout(&mut self, t: Option<Duration>) -> Result<()> {
+    pub fn set_read_timeout(&self, t: Option<Duration>) -> Result<()> {
         if t == Some(Duration::ZERO) {
             return Err(Error::InvalidOption("receive timeout must be positive"));
         }
-        self.read_timeout = t;
+        self.live().read_timeout = t;
         Ok(())
     }
 
     /// Timeout of blocking writes (`UDT_SNDTIMEO`; `None` waits forever). A zero duration is
     /// [`Error::InvalidOption`].
-    pub fn set_write_timeout(&mut self, t: Option<Duration>) -> Result<()> {
+    pub fn set_write_timeout(&self, t: Option<Duration>) -> Result<()> {
         if t == Some(Duration::ZERO) {
             return Err(Error::InvalidOption("send timeout must be positive"));
         }
-        self.write_timeout = t;
+        self.live().write_timeout = t;
         Ok(())
     }
 
     /// Timeout of blocking reads.
     pub fn read_timeout(&self) -> Option<Duration> {
-        self.read_timeout
+        self.live().read_timeout
     }
 
     /// Timeout of blocking writes.
     pub fn write_timeout(&self) -> Option<Duration> {
-        self.write_timeout
+        self.live().write_timeout
     }
 
     /// Changes the largest sending rate, bytes per second (`UDT_MAXBW`; `None` = unlimited),
     /// from the next packet on. Zero is [`Error::InvalidOption`].
-    pub fn set_max_bandwidth(&mut self, bytes_per_sec: Option<u64>) -> Result<()> {
+    pub fn set_max_bandwidth(&self, bytes_per_sec: Option<u64>) -> Result<()> {
         if bytes_per_sec == Some(0) {
             return Err(Error::InvalidOption("maximum bandwidth must be positive"));
         }
+        self.check_open()?;
         let mut st = self.mux.lock();
         let mut c = st.ep.connection_mut(self.id).ok_or(Error::NotConnected)?;
         c.set_max_bandwidth(bytes_per_sec)?;
         drop(c);
         self.mux.after_app_call(&mut st);
-        self.opts.conn.max_bandwidth = bytes_per_sec;
+        self.live().max_bandwidth = bytes_per_sec;
         Ok(())
     }
 
     /// Largest sending rate, bytes per second (`None` = unlimited).
     pub fn max_bandwidth(&self) -> Option<u64> {
-        self.opts.conn.max_bandwidth
+        self.live().max_bandwidth
     }
 
     /// Changes how long [`close`](Self::close) (and drop) keep delivering queued data
     /// (`UDT_LINGER`; `None` closes at once, abandoning unacknowledged data).
-    pub fn set_linger(&mut self, linger: Option<Duration>) -> Result<()> {
+    pub fn set_linger(&self, linger: Option<Duration>) -> Result<()> {
+        self.check_open()?;
         let mut st = self.mux.lock();
         let mut c = st.ep.connection_mut(self.id).ok_or(Error::NotConnected)?;
         c.set_linger(linger);
         drop(c);
-        self.opts.conn.linger = linger;
+        self.live().linger = linger;
         Ok(())
     }
 
     /// Linger time of close.
     pub fn linger(&self) -> Option<Duration> {
-        self.opts.conn.linger
+        self.live().linger
     }
 
     /// Maximum segment size in force, bytes including IP and UDP headers (`UDT_MSS`; in
@@ -618,6 +859,12 @@ impl Socket {
         self.opts.conn.recv_buffer_pkts
     }
 
+    /// The options this socket was made with (a listener's, for an accepted socket, with the
+    /// peer's kind); the setters' current values are read with the getters.
+    pub fn options(&self) -> &Builder {
+        &self.opts
+    }
+
     /// Outcome of connecting: `None` while the handshake is in progress (after
     /// [`Builder::connect_nonblocking`]), then `Ok(())` once connected (even if the connection
     /// later ended) or the [`Error::Connect`] that ended it.
@@ -636,8 +883,52 @@ impl Socket {
         }
     }
 
-    /// State of the connection (`UDT_STATE`).
+    /// Blocks until the handshake of a connection started with
+    /// [`Builder::connect_nonblocking`] (or its rendezvous twin) has ended, at most `timeout`
+    /// (`None`: no limit): `Ok(())` once connected, the [`Error::Connect`] that ended it,
+    /// [`Error::Timeout`], or [`Error::Closed`] if the socket is closed meanwhile.
+    pub fn wait_connected(&self, timeout: Option<Duration>) -> Result<()> {
+        let deadline = Self::deadline(timeout);
+        let mut st = self.mux.lock();
+        let cv = st.waiter(self.id);
+        loop {
+            self.check_open()?;
+            let connecting = st
+                .ep
+                .connection(self.id)
+                .is_some_and(|c| c.state() == ConnectionState::Connecting);
+            if !connecting {
+                return match st.connect_results.get(&self.id) {
+                    Some(Err(e)) => Err(Error::Connect(*e)),
+                    _ => Ok(()),
+                };
+            }
+            st = match deadline {
+                None => cv.wait(st),
+                Some(d) => {
+                    let left = d.saturating_duration_since(std::time::Instant::now());
+                    if left.is_zero() {
+                        return Err(Error::Timeout);
+                    }
+                    cv.wait_timeout(st, left)
+                }
+            };
+        }
+    }
+
+    /// A new hold on this socket's UDP port, so that the port outlives the socket (UDT4 keeps
+    /// a socket bound after a failed connect).
+    pub(crate) fn bound_again(&self) -> Bound {
+        self.mux.lock().handles += 1;
+        Bound::new(Arc::clone(&self.mux))
+    }
+
+    /// State of the connection (`UDT_STATE`); [`ConnectionState::Closed`] once
+    /// [`close`](Self::close) was called.
     pub fn state(&self) -> ConnectionState {
+        if self.closed.load(Ordering::Acquire) {
+            return ConnectionState::Closed;
+        }
         let st = self.mux.lock();
         st.ep
             .connection(self.id)
@@ -685,25 +976,68 @@ impl Socket {
         t.map(|d| std::time::Instant::now() + d)
     }
 
-    /// Queues bytes for sending; returns how many were taken (blocks until at least one).
-    pub fn send(&self, data: &[u8]) -> Result<usize> {
+    /// Runs a send-side operation: waits for buffer space unless non-blocking, then fails with
+    /// [`Error::SendWouldBlock`].
+    fn sending<R>(
+        &self,
+        op: impl FnMut(&mut Connection, EngineInstant) -> std::result::Result<R, EngineError>,
+    ) -> Result<R> {
+        let (nonblocking, timeout) = {
+            let l = self.live();
+            (l.send_nonblocking, l.write_timeout)
+        };
+        self.mux
+            .blocking(
+                self.id,
+                nonblocking,
+                Self::deadline(timeout),
+                &self.closed,
+                op,
+            )
+            .map_err(|e| match e {
+                Error::WouldBlock => Error::SendWouldBlock,
+                other => other,
+            })
+    }
+
+    /// Runs a receive-side operation: waits for data unless non-blocking, then fails with
+    /// [`Error::WouldBlock`].
+    fn receiving<R>(
+        &self,
+        op: impl FnMut(&mut Connection, EngineInstant) -> std::result::Result<R, EngineError>,
+    ) -> Result<R> {
+        let (nonblocking, timeout) = {
+            let l = self.live();
+            (l.recv_nonblocking, l.read_timeout)
+        };
         self.mux.blocking(
             self.id,
-            self.nonblocking,
-            Self::deadline(self.write_timeout),
-            |c, now| c.send(now, data),
+            nonblocking,
+            Self::deadline(timeout),
+            &self.closed,
+            op,
         )
+    }
+
+    /// Fails with [`Error::WrongKind`] unless this is a socket of kind `want`.
+    fn expect_kind(&self, want: SocketKind) -> Result<()> {
+        if self.kind() == want {
+            Ok(())
+        } else {
+            Err(Error::WrongKind(self.kind()))
+        }
+    }
+
+    /// Queues bytes for sending; returns how many were taken (blocks until at least one).
+    pub fn send(&self, data: &[u8]) -> Result<usize> {
+        self.expect_kind(SocketKind::Stream)?;
+        self.sending(|c, now| c.send(now, data))
     }
 
     /// Reads received bytes; `Ok(0)` once the peer has closed and everything was read.
     pub fn recv(&self, buf: &mut [u8]) -> Result<usize> {
-        let r = self.mux.blocking(
-            self.id,
-            self.nonblocking,
-            Self::deadline(self.read_timeout),
-            |c, _| c.recv(buf),
-        );
-        match r {
+        self.expect_kind(SocketKind::Stream)?;
+        match self.receiving(|c, _| c.recv(buf)) {
             Err(Error::ConnectionLost) if self.closed_by_peer() => Ok(0),
             other => other,
         }
@@ -713,24 +1047,16 @@ impl Socket {
     /// all; `in_order`: deliver it only after every earlier message. Blocks until the whole
     /// message fits in the send buffer.
     pub fn send_msg(&self, data: &[u8], ttl: Option<Duration>, in_order: bool) -> Result<()> {
-        self.mux.blocking(
-            self.id,
-            self.nonblocking,
-            Self::deadline(self.write_timeout),
-            |c, now| c.send_msg(now, data, ttl, in_order),
-        )
+        self.expect_kind(SocketKind::Message)?;
+        self.sending(|c, now| c.send_msg(now, data, ttl, in_order))
     }
 
     /// Receives one message into `buf` (message sockets). If `buf` is too small the message is
     /// cut and the rest discarded: compare `copied` with `msg_len`. Fails with
     /// [`Error::ConnectionLost`] once the connection has ended and no message is left.
     pub fn recv_msg(&self, buf: &mut [u8]) -> Result<MsgRead> {
-        self.mux.blocking(
-            self.id,
-            self.nonblocking,
-            Self::deadline(self.read_timeout),
-            |c, _| c.recv_msg(buf),
-        )
+        self.expect_kind(SocketKind::Message)?;
+        self.receiving(|c, _| c.recv_msg(buf))
     }
 
     fn closed_by_peer(&self) -> bool {
@@ -742,23 +1068,38 @@ impl Socket {
 
     /// Performance statistics (UDT4 `perfmon`); `clear` restarts the since-last-query values.
     pub fn stats(&self, clear: bool) -> Result<PerfStats> {
+        self.check_open()?;
         let mut st = self.mux.lock();
         let now = self.mux.clock.now();
         let mut c = st.ep.connection_mut(self.id).ok_or(Error::NotConnected)?;
         Ok(c.stats(now, clear))
     }
 
-    /// Closes the connection and waits until queued data is delivered (or the linger time
-    /// passes, or the connection breaks).
-    pub fn close(self) -> Result<()> {
+    /// Closes the connection. Threads blocked in this socket's calls return
+    /// [`Error::Closed`], as do later calls. In blocking send mode this waits until queued
+    /// data is delivered (or the linger time passes, or the connection breaks); with
+    /// non-blocking sends (`UDT_SNDSYN` false) it returns at once and the data keeps flowing
+    /// in the background for the linger time, as in UDT4. A second close fails with
+    /// [`Error::Closed`].
+    pub fn close(&self) -> Result<()> {
+        if self.closed.swap(true, Ordering::AcqRel) {
+            return Err(Error::Closed);
+        }
         {
             let mut st = self.mux.lock();
             let now = self.mux.clock.now();
+            st.unwatch_all(Target::Conn(self.id));
             st.ep.close(now, self.id);
+            st.interrupt(self.id);
             self.mux.after_app_call(&mut st);
         }
+        if self.is_send_nonblocking() {
+            self.mux.wake();
+            return Ok(());
+        }
         // Wait for the endpoint to finish the connection (it frees it once closed).
-        let r = self.mux.blocking(self.id, false, None, |c, _| {
+        let never = AtomicBool::new(false);
+        let r = self.mux.blocking(self.id, false, None, &never, |c, _| {
             if c.is_connected() {
                 Err(udt_proto::Error::WouldBlock)
             } else {
@@ -796,6 +1137,25 @@ impl io::Read for Socket {
 }
 
 impl io::Write for Socket {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        Socket::send(self, buf).map_err(io::Error::from)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl io::Read for &Socket {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        Socket::recv(self, buf).map_err(io::Error::from)
+    }
+}
+
+impl io::Write for &Socket {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         if buf.is_empty() {
             return Ok(0);

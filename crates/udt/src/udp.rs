@@ -67,6 +67,49 @@ impl UdpPort {
             // Accept IPv4-mapped peers too, like a dual-stack TCP listener.
             let _ = socket.set_only_v6(false);
         }
+        Self::configure(&socket, recv_buf, send_buf)?;
+        socket.bind(&SockAddr::from(addr))?;
+        Self::finish(socket, recv_buf, send_buf)
+    }
+
+    /// Takes over a UDP socket the application made (UDT4's `bind2`): it is made
+    /// non-blocking and given the requested kernel buffers (bytes) and receive timestamps. An
+    /// unbound socket is bound to an ephemeral port of the unspecified address of its family.
+    pub(crate) fn adopt(
+        udp: std::net::UdpSocket,
+        recv_buf: usize,
+        send_buf: usize,
+    ) -> io::Result<Self> {
+        let socket = Socket::from(udp);
+        if socket.r#type()? != Type::DGRAM {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "not a datagram socket",
+            ));
+        }
+        socket.set_nonblocking(true)?;
+        socket.set_cloexec(true)?;
+        Self::configure(&socket, recv_buf, send_buf)?;
+        let local = socket.local_addr()?;
+        let unbound = local.as_socket().is_none_or(|a| a.port() == 0);
+        if unbound {
+            let any: SocketAddr = match local.family() as libc::c_int {
+                libc::AF_INET6 => (std::net::Ipv6Addr::UNSPECIFIED, 0).into(),
+                libc::AF_INET => (std::net::Ipv4Addr::UNSPECIFIED, 0).into(),
+                _ => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        "not an IPv4 or IPv6 socket",
+                    ))
+                }
+            };
+            socket.bind(&SockAddr::from(any))?;
+        }
+        Self::finish(socket, recv_buf, send_buf)
+    }
+
+    /// Kernel buffers and receive timestamps, before the socket is used.
+    fn configure(socket: &Socket, recv_buf: usize, send_buf: usize) -> io::Result<()> {
         socket.set_recv_buffer_size(recv_buf)?;
         socket.set_send_buffer_size(send_buf)?;
         // The kernel silently caps these at net.core.rmem_max / wmem_max (often 208 KB to
@@ -74,10 +117,10 @@ impl UdpPort {
         // may exceed the caps; others keep the capped size, which `BufferSizes::capped`
         // reports so that callers can warn.
         if socket.recv_buffer_size()? / 2 < recv_buf {
-            force_buffer(&socket, libc::SO_RCVBUFFORCE, recv_buf);
+            force_buffer(socket, libc::SO_RCVBUFFORCE, recv_buf);
         }
         if socket.send_buffer_size()? / 2 < send_buf {
-            force_buffer(&socket, libc::SO_SNDBUFFORCE, send_buf);
+            force_buffer(socket, libc::SO_SNDBUFFORCE, send_buf);
         }
         let one: libc::c_int = 1;
         // SAFETY: setsockopt with a pointer to a live c_int and its exact size.
@@ -93,7 +136,11 @@ impl UdpPort {
         if rc != 0 {
             return Err(io::Error::last_os_error());
         }
-        socket.bind(&SockAddr::from(addr))?;
+        Ok(())
+    }
+
+    /// The port of a configured, bound socket.
+    fn finish(socket: Socket, recv_buf: usize, send_buf: usize) -> io::Result<Self> {
         let local = socket
             .local_addr()?
             .as_socket()

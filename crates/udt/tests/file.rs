@@ -148,7 +148,7 @@ fn sendfile_past_the_end_of_the_file_fails() {
         .sendfile_with(&f, 500, 501, |b| seen += b.len() as u64)
         .unwrap_err();
     match err {
-        udt::Error::Io(e) => assert_eq!(e.kind(), std::io::ErrorKind::UnexpectedEof),
+        udt::Error::File(e) => assert_eq!(e.kind(), std::io::ErrorKind::UnexpectedEof),
         other => panic!("unexpected error {other:?}"),
     }
     // The block could not be read whole, so nothing was queued.

@@ -255,7 +255,8 @@ fn reuse_address_shares_the_port_and_its_thread() {
 
     // One listener per port (UDT4 5011).
     let e = Builder::new().listen(localhost(p), 4).err().unwrap();
-    assert!(matches!(e, Error::InvalidOperation(_)), "{e}");
+    assert!(matches!(e, Error::AlreadyListening), "{e}");
+    assert_eq!(e.udt4_code(), 5011);
 }
 
 #[test]

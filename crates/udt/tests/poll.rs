@@ -75,7 +75,7 @@ fn drain(s: &Socket) -> Vec<u8> {
 
 #[test]
 fn accept_readiness_and_descriptor() {
-    let mut listener = Builder::new().listen("127.0.0.1:0", 16).unwrap();
+    let listener = Builder::new().listen("127.0.0.1:0", 16).unwrap();
     listener.set_nonblocking(true);
     assert!(matches!(listener.accept(), Err(Error::WouldBlock)));
     let poller = Poller::new().unwrap();
@@ -106,7 +106,7 @@ fn accept_readiness_and_descriptor() {
 
 #[test]
 fn read_write_and_end_of_stream() {
-    let (_l, mut server, client) = pair(&Builder::new(), &Builder::new());
+    let (_l, server, client) = pair(&Builder::new(), &Builder::new());
     server.set_nonblocking(true);
     let poller = Poller::new().unwrap();
     poller.add(&server, Readiness::READ, 1).unwrap();
@@ -160,7 +160,7 @@ fn write_readiness_follows_the_send_buffer() {
     // Small buffers on both sides; the server does not read at first, so the client's buffer
     // fills and stays full.
     let small = Builder::new().send_buffer_pkts(32).recv_buffer_pkts(32);
-    let (_l, mut server, mut client) = pair(&small, &small);
+    let (_l, server, client) = pair(&small, &small);
     client.set_nonblocking(true);
     server.set_nonblocking(true);
     let poller = Poller::new().unwrap();
@@ -177,7 +177,7 @@ fn write_readiness_follows_the_send_buffer() {
                 sent += n;
                 refused_in_a_row = 0;
             }
-            Err(Error::WouldBlock) => {
+            Err(Error::SendWouldBlock) => {
                 refused_in_a_row += 1;
                 std::thread::sleep(Duration::from_millis(100));
             }
@@ -280,7 +280,7 @@ fn many_sockets_on_many_ports() {
 
 #[test]
 fn descriptor_wakes_a_blocked_libc_poll() {
-    let (_l, mut server, client) = pair(&Builder::new(), &Builder::new());
+    let (_l, server, client) = pair(&Builder::new(), &Builder::new());
     server.set_nonblocking(true);
     let poller = Poller::new().unwrap();
     poller.add(&server, Readiness::READ, 3).unwrap();
@@ -308,11 +308,11 @@ fn registration_mistakes_are_typed_errors() {
     poller.add(&server, Readiness::READ, 1).unwrap();
     assert!(matches!(
         poller.add(&listener, Readiness::READ, 1),
-        Err(Error::InvalidOperation(_))
+        Err(Error::InvalidPoll(_))
     ));
     assert!(matches!(
         poller.add(&server, Readiness::WRITE, 2),
-        Err(Error::InvalidOperation(_))
+        Err(Error::InvalidPoll(_))
     ));
     assert!(matches!(
         poller.add(&listener, Readiness::empty(), 3),
@@ -320,9 +320,9 @@ fn registration_mistakes_are_typed_errors() {
     ));
     assert!(matches!(
         poller.modify(9, Readiness::READ),
-        Err(Error::InvalidOperation(_))
+        Err(Error::InvalidPoll(_))
     ));
-    assert!(matches!(poller.remove(9), Err(Error::InvalidOperation(_))));
+    assert!(matches!(poller.remove(9), Err(Error::InvalidPoll(_))));
     poller.remove(1).unwrap();
     assert!(poller.is_empty());
     // A socket registered with two pollers is reported by both.

@@ -527,7 +527,7 @@ fn receive_file(
         // A failed write may have stored part of its block: the file's length is the truth.
         let kept = part.metadata().map_or(offset + received, |m| m.len());
         return Err(match e {
-            udt::Error::Io(e) => abort(
+            udt::Error::File(e) => abort(
                 sock,
                 format!(
                     "{name}: cannot write {part_name}: {e}; {kept} of {size} bytes kept for resume"

@@ -394,7 +394,7 @@ fn explain_send_failure(
     name: &str,
     path: &Path,
 ) -> anyhow::Error {
-    if let udt::Error::Io(io) = e {
+    if let udt::Error::File(io) = e {
         return anyhow!(
             "cannot read {}: {io}; stopped (the receiver keeps what it has for resume)",
             path.display()
