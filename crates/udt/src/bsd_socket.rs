@@ -489,6 +489,64 @@ impl BsdSocket {
         self.connected()?.recvfile(file, offset, len)
     }
 
+    /// As [`send`](Self::send) but never waits ([`Error::SendWouldBlock`]), whatever
+    /// `UDT_SNDSYN` says.
+    pub fn try_send(&self, data: &[u8]) -> Result<usize> {
+        self.connected()?.try_send(data)
+    }
+
+    /// As [`recv`](Self::recv) but never waits ([`Error::WouldBlock`]).
+    pub fn try_recv(&self, buf: &mut [u8]) -> Result<usize> {
+        self.connected()?.try_recv(buf)
+    }
+
+    /// As [`send_msg`](Self::send_msg) but never waits ([`Error::SendWouldBlock`]).
+    pub fn try_send_msg(&self, data: &[u8], ttl_ms: i32, in_order: bool) -> Result<usize> {
+        let ttl = (ttl_ms >= 0).then(|| Duration::from_millis(ttl_ms as u64));
+        self.connected()?.try_send_msg(data, ttl, in_order)?;
+        Ok(data.len())
+    }
+
+    /// As [`recv_msg`](Self::recv_msg) but never waits ([`Error::WouldBlock`]).
+    pub fn try_recv_msg(&self, buf: &mut [u8]) -> Result<MsgRead> {
+        self.connected()?.try_recv_msg(buf)
+    }
+
+    /// As [`accept`](Self::accept) but never waits ([`Error::WouldBlock`]).
+    pub fn try_accept(&self) -> Result<(BsdSocket, SocketAddr)> {
+        let listener = match &self.lock().phase {
+            Phase::Listening(l) => Arc::clone(l),
+            Phase::Closed => return Err(Error::Closed),
+            _ => return Err(Error::NotListening),
+        };
+        if !listener.wait(Some(Duration::ZERO))? {
+            return Err(Error::WouldBlock);
+        }
+        self.accept()
+    }
+
+    /// Waits until the socket is ready for `interest` (a listener: [`Readiness::READ`], a
+    /// connection waiting), at most `timeout`; returns what holds (empty on timeout). A socket
+    /// that is connecting counts as not ready; one neither connecting nor listening fails
+    /// with [`Error::NotConnected`]. With the `try_` calls this lets a front end wait in
+    /// slices (to notice Ctrl-C, say) without changing the socket's blocking mode.
+    pub fn wait(&self, interest: Readiness, timeout: Option<Duration>) -> Result<Readiness> {
+        let phase = match &self.lock().phase {
+            Phase::Listening(l) => Err(Arc::clone(l)),
+            Phase::Connected(s) => Ok(Arc::clone(s)),
+            Phase::Closed => return Err(Error::Closed),
+            _ => return Err(Error::NotConnected),
+        };
+        match phase {
+            Ok(s) => s.wait(interest, timeout),
+            Err(l) => Ok(if l.wait(timeout)? {
+                Readiness::READ
+            } else {
+                Readiness::empty()
+            }),
+        }
+    }
+
     /// Performance statistics (UDT4's `perfmon`); `clear` restarts the interval values.
     pub fn perfmon(&self, clear: bool) -> Result<PerfStats> {
         self.connected()?.stats(clear)

@@ -17,7 +17,7 @@ use udt_proto::{
 
 use crate::error::{Error, Result};
 use crate::mux::Mux;
-use crate::poll::Target;
+use crate::poll::{Readiness, Target};
 use crate::udp::BufferSizes;
 
 /// Longest wait in [`Socket::close`] for the I/O thread to send the connection's last
@@ -614,6 +614,35 @@ impl Listener {
         }
     }
 
+    /// Waits until a connection is ready to be accepted, at most `timeout` (`None`: no
+    /// limit); returns whether one is. Fails with [`Error::Closed`] once the listener is
+    /// closed, also by another thread during the wait.
+    pub fn wait(&self, timeout: Option<Duration>) -> Result<bool> {
+        let deadline = timeout.map(|t| std::time::Instant::now() + t);
+        let mut st = self.mux.lock();
+        let cv = st.accept_cv.clone();
+        loop {
+            if self.closed.load(Ordering::Acquire) {
+                return Err(Error::Closed);
+            }
+            if st.ep.pending_accepts() > 0 {
+                return Ok(true);
+            }
+            st = match deadline {
+                None => cv.wait(st).unwrap_or_else(|p| p.into_inner()),
+                Some(d) => {
+                    let left = d.saturating_duration_since(std::time::Instant::now());
+                    if left.is_zero() {
+                        return Ok(false);
+                    }
+                    cv.wait_timeout(st, left)
+                        .unwrap_or_else(|p| p.into_inner())
+                        .0
+                }
+            };
+        }
+    }
+
     /// Stops listening: connections queued and not accepted are closed, and threads waiting
     /// in [`accept`](Self::accept) return [`Error::Closed`]. Later calls fail with
     /// [`Error::Closed`]. Dropping the listener closes it too.
@@ -1057,6 +1086,82 @@ impl Socket {
     pub fn recv_msg(&self, buf: &mut [u8]) -> Result<MsgRead> {
         self.expect_kind(SocketKind::Message)?;
         self.receiving(|c, _| c.recv_msg(buf))
+    }
+
+    /// As [`send`](Self::send), but never waits, whatever the blocking mode:
+    /// [`Error::SendWouldBlock`] when the send buffer is full. With [`wait`](Self::wait), the
+    /// building block of event loops and of blocking calls that must stay interruptible.
+    pub fn try_send(&self, data: &[u8]) -> Result<usize> {
+        self.expect_kind(SocketKind::Stream)?;
+        self.attempt(|c, now| c.send(now, data))
+            .map_err(Self::send_side)
+    }
+
+    /// As [`recv`](Self::recv), but never waits: [`Error::WouldBlock`] when nothing is
+    /// readable; `Ok(0)` at the end of the stream.
+    pub fn try_recv(&self, buf: &mut [u8]) -> Result<usize> {
+        self.expect_kind(SocketKind::Stream)?;
+        match self.attempt(|c, _| c.recv(buf)) {
+            Err(Error::ConnectionLost) if self.closed_by_peer() => Ok(0),
+            other => other,
+        }
+    }
+
+    /// As [`send_msg`](Self::send_msg), but never waits: [`Error::SendWouldBlock`] when the
+    /// message does not fit in the send buffer now.
+    pub fn try_send_msg(&self, data: &[u8], ttl: Option<Duration>, in_order: bool) -> Result<()> {
+        self.expect_kind(SocketKind::Message)?;
+        self.attempt(|c, now| c.send_msg(now, data, ttl, in_order))
+            .map_err(Self::send_side)
+    }
+
+    /// As [`recv_msg`](Self::recv_msg), but never waits: [`Error::WouldBlock`] when no whole
+    /// message is readable.
+    pub fn try_recv_msg(&self, buf: &mut [u8]) -> Result<MsgRead> {
+        self.expect_kind(SocketKind::Message)?;
+        self.attempt(|c, _| c.recv_msg(buf))
+    }
+
+    fn attempt<R>(
+        &self,
+        op: impl FnMut(&mut Connection, EngineInstant) -> std::result::Result<R, EngineError>,
+    ) -> Result<R> {
+        self.mux.blocking(self.id, true, None, &self.closed, op)
+    }
+
+    fn send_side(e: Error) -> Error {
+        match e {
+            Error::WouldBlock => Error::SendWouldBlock,
+            other => other,
+        }
+    }
+
+    /// Waits until the socket is ready for one of the conditions in `interest` (or has
+    /// ended: [`Readiness::ERR`] is always reported), at most `timeout` (`None`: no limit);
+    /// returns every condition that holds, or an empty set on timeout. Fails with
+    /// [`Error::Closed`] once the socket is closed, also by another thread during the wait.
+    pub fn wait(&self, interest: Readiness, timeout: Option<Duration>) -> Result<Readiness> {
+        let deadline = Self::deadline(timeout);
+        let mut st = self.mux.lock();
+        let cv = st.waiter(self.id);
+        loop {
+            self.check_open()?;
+            let r = crate::poll::readiness(&mut st.ep, Target::Conn(self.id));
+            if !(r & (interest | Readiness::ERR)).is_empty() {
+                self.mux.after_app_call(&mut st);
+                return Ok(r);
+            }
+            st = match deadline {
+                None => cv.wait(st),
+                Some(d) => {
+                    let left = d.saturating_duration_since(std::time::Instant::now());
+                    if left.is_zero() {
+                        return Ok(Readiness::empty());
+                    }
+                    cv.wait_timeout(st, left)
+                }
+            };
+        }
     }
 
     fn closed_by_peer(&self) -> bool {

@@ -424,3 +424,53 @@ fn files_move_with_sendfile_and_recvfile() {
     assert_eq!(std::fs::read(&dst).unwrap(), &data[1000..2_001_000]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn try_calls_and_wait_never_block_a_blocking_socket() {
+    let (l, addr) = listening(SocketKind::Stream);
+    assert_eq!(l.try_accept().unwrap_err().udt4_code(), 6002);
+    assert!(l
+        .wait(Readiness::READ, Some(Duration::from_millis(20)))
+        .unwrap()
+        .is_empty());
+    let c = BsdSocket::new(Family::V4, SocketKind::Stream);
+    c.connect(addr).unwrap();
+    assert!(l
+        .wait(Readiness::READ, Some(Duration::from_secs(5)))
+        .unwrap()
+        .is_readable());
+    let (s, _) = l.try_accept().unwrap();
+    // Still in blocking mode, yet the try_ calls return at once.
+    assert_eq!(s.option(SockOpt::RcvSyn).unwrap(), OptValue::Bool(true));
+    assert_eq!(s.try_recv(&mut [0u8; 8]).unwrap_err().udt4_code(), 6002);
+    let t = Instant::now();
+    assert!(s
+        .wait(Readiness::READ, Some(Duration::from_millis(50)))
+        .unwrap()
+        .is_empty());
+    assert!(t.elapsed() >= Duration::from_millis(50));
+    assert_eq!(c.try_send(b"ping").unwrap(), 4);
+    let r = s
+        .wait(Readiness::READ, Some(Duration::from_secs(5)))
+        .unwrap();
+    assert!(r.is_readable(), "{r:?}");
+    let mut buf = [0u8; 8];
+    let mut n = 0;
+    while n < 4 {
+        n += s.try_recv(&mut buf[n..]).unwrap_or(0);
+    }
+    assert_eq!(&buf[..4], b"ping");
+    assert!(c
+        .wait(Readiness::WRITE, Some(Duration::ZERO))
+        .unwrap()
+        .is_writable());
+    // Closing from another thread ends a wait.
+    let s = Arc::new(s);
+    let waiter = {
+        let s = Arc::clone(&s);
+        thread::spawn(move || s.wait(Readiness::READ, None))
+    };
+    thread::sleep(Duration::from_millis(50));
+    s.close().unwrap();
+    assert!(matches!(waiter.join().unwrap(), Err(Error::Closed)));
+}
