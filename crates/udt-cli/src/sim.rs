@@ -9,8 +9,18 @@ use udt_sim::{plot, simulate, Scenario};
 /// Arguments of `udt sim`.
 #[derive(Args, Debug)]
 pub struct SimArgs {
-    /// Scenario file (TOML).
+    /// Scenario file (TOML), or with --sweep a sweep file.
     scenario: PathBuf,
+    /// The file is a sweep: run its matrix of cells, print a table, and write the results
+    /// (JSON) and heat maps (SVG) into --out.
+    #[arg(long)]
+    sweep: bool,
+    /// Directory for the sweep's results (default: the current directory).
+    #[arg(long, default_value = ".")]
+    out: PathBuf,
+    /// Cells simulated at once (default: the number of CPUs).
+    #[arg(long)]
+    jobs: Option<usize>,
     /// Seed of every random choice (default: the scenario's `seed`, else 1).
     #[arg(long)]
     seed: Option<u64>,
@@ -26,6 +36,9 @@ pub struct SimArgs {
 }
 
 pub fn run(args: SimArgs) -> anyhow::Result<()> {
+    if args.sweep {
+        return run_sweep(&args);
+    }
     let text = std::fs::read_to_string(&args.scenario)
         .with_context(|| format!("cannot read scenario {}", args.scenario.display()))?;
     let scenario = Scenario::from_toml(&text)
@@ -56,6 +69,56 @@ pub fn run(args: SimArgs) -> anyhow::Result<()> {
     }
     if !report.integrity_ok {
         bail!("data integrity check failed: see the integrity section of the report");
+    }
+    Ok(())
+}
+
+/// `udt sim --sweep FILE`: every cell, a table on standard output, JSON and heat maps.
+fn run_sweep(args: &SimArgs) -> anyhow::Result<()> {
+    use udt_sim::heatmap::{heatmap_svg, Metric};
+    use udt_sim::sweep::{table, Shape, SweepSpec};
+    let text = std::fs::read_to_string(&args.scenario)
+        .with_context(|| format!("cannot read sweep {}", args.scenario.display()))?;
+    let spec = SweepSpec::from_toml(&text)
+        .with_context(|| format!("invalid sweep {}", args.scenario.display()))?;
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let quiet = args.quiet;
+    let results = spec.run(jobs, &|done, total, r| {
+        if !quiet {
+            let c = &r.cell;
+            eprintln!(
+                "[{done}/{total}] {} {} {} Mb/s {} ms queue {} loss {} flows {}: util {:.3} ({:.0} s)",
+                c.cc, c.path, c.rate_mbps, c.rtt_ms, c.queue_bdp, c.loss, c.flows, r.utilization, r.wall_s
+            );
+        }
+    });
+    print!("{}", table(&spec, &results));
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("cannot create {}", args.out.display()))?;
+    let stem = args
+        .scenario
+        .file_stem()
+        .map_or("sweep".into(), |s| s.to_string_lossy().into_owned());
+    let json = serde_json::json!({ "spec": spec, "results": results });
+    let path = args.out.join(format!("{stem}.json"));
+    std::fs::write(&path, serde_json::to_string_pretty(&json)?)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    let mut metrics = vec![Metric::Utilization, Metric::LossRate];
+    match spec.shape {
+        Shape::Single => {}
+        Shape::RttFairness => metrics.extend([Metric::ThroughputRatio, Metric::Jain]),
+        Shape::Staggered => metrics.push(Metric::Jain),
+        Shape::Friendliness => metrics.push(Metric::Friendliness),
+    }
+    for m in metrics {
+        let path = args.out.join(format!("{stem}-{}.svg", m.name()));
+        std::fs::write(&path, heatmap_svg(&spec, &results, m))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if results.iter().any(|r| !r.integrity_ok) {
+        bail!("data integrity check failed in at least one cell");
     }
     Ok(())
 }

@@ -5,6 +5,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod heatmap;
 pub mod link;
 pub mod metrics;
 pub mod pattern;
@@ -12,7 +13,9 @@ pub mod plot;
 mod queue;
 pub mod report;
 pub mod scenario;
+pub mod sweep;
 pub mod world;
 
 pub use report::{simulate, Report};
 pub use scenario::Scenario;
+pub use sweep::SweepSpec;

@@ -53,6 +53,8 @@ pub struct IntegrityReport {
     pub corrupt_bytes: u64,
     /// A finite transfer delivered all its bytes (always true for unlimited flows).
     pub complete: bool,
+    /// Longest time the receiver got no data while the transfer was incomplete, seconds.
+    pub max_silence_s: f64,
 }
 
 /// Runs `scenario` with `seed` and analyses the result.
@@ -71,6 +73,7 @@ pub fn simulate(scenario: &Scenario, seed: u64) -> Report {
             bytes_received: f.bytes_received,
             corrupt_bytes: f.corrupt_bytes,
             complete: f.complete,
+            max_silence_s: f.max_silence_s,
         })
         .collect();
     Report {

@@ -72,9 +72,55 @@ pub struct LinkSpec {
     /// a real dumbbell. With one flow it changes nothing.
     #[serde(default)]
     pub access_rate_mbps: Option<f64>,
+    /// Clumped delivery to receivers, as interrupt coalescing, GRO, a virtual NIC or a busy
+    /// emulator produce it: data-direction packets reaching a receiver are held and handed to
+    /// it together, with one arrival time, once this many µs have passed since the first of
+    /// the batch arrived (0 = off). See [`Coalescing`].
+    #[serde(default)]
+    pub rx_coalesce_us: f64,
+    /// With `rx_coalesce_us`: a batch is also handed over as soon as it holds this many
+    /// packets (0 = no limit; a NIC's `rx-frames`).
+    #[serde(default)]
+    pub rx_coalesce_pkts: u32,
+    /// ACK compression: the same for packets reaching senders (acknowledgements), µs (0 =
+    /// off).
+    #[serde(default)]
+    pub ack_coalesce_us: f64,
+    /// With `ack_coalesce_us`: largest batch of packets reaching a sender (0 = no limit).
+    #[serde(default)]
+    pub ack_coalesce_pkts: u32,
+}
+
+/// How packets reaching one host are batched: held from the first packet of a batch until
+/// `interval_ns` has passed or `max_pkts` are held, then handed over together.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Coalescing {
+    /// Longest hold of a batch, ns (> 0).
+    pub interval_ns: u64,
+    /// Largest batch, packets (0 = no limit).
+    pub max_pkts: u32,
+}
+
+impl Coalescing {
+    fn new(us: f64, pkts: u32) -> Option<Coalescing> {
+        (us > 0.0).then(|| Coalescing {
+            interval_ns: (us * 1000.0).round().max(1.0) as u64,
+            max_pkts: pkts,
+        })
+    }
 }
 
 impl LinkSpec {
+    /// Batching of packets reaching receivers (clumped delivery), if configured.
+    pub fn rx_coalescing(&self) -> Option<Coalescing> {
+        Coalescing::new(self.rx_coalesce_us, self.rx_coalesce_pkts)
+    }
+
+    /// Batching of packets reaching senders (ACK compression), if configured.
+    pub fn ack_coalescing(&self) -> Option<Coalescing> {
+        Coalescing::new(self.ack_coalesce_us, self.ack_coalesce_pkts)
+    }
+
     /// The access link rate in force, Mb/s, if there is one.
     pub fn access_rate(&self) -> Option<f64> {
         match self.access_rate_mbps {
@@ -185,6 +231,10 @@ impl Scenario {
         let delay_ok = |x: f64| x.is_finite() && (0.0..=10_000.0).contains(&x);
         if !delay_ok(l.jitter_ms) || !delay_ok(l.reorder_delay_ms) {
             return bad("link.jitter_ms and reorder_delay_ms must be within [0, 10000]");
+        }
+        let hold_ok = |x: f64| x.is_finite() && (0.0..=1e6).contains(&x);
+        if !hold_ok(l.rx_coalesce_us) || !hold_ok(l.ack_coalesce_us) {
+            return bad("link.rx_coalesce_us and ack_coalesce_us must be within [0, 10^6]");
         }
         if self.flows.is_empty() {
             return bad("at least one [[flow]] is needed");

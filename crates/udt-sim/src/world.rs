@@ -24,7 +24,7 @@ use crate::link::{Link, Nanos};
 use crate::metrics::{FlowRecord, RunRecord};
 use crate::pattern;
 use crate::queue::{EventQueue, Popped};
-use crate::scenario::{FlowSpec, Scenario};
+use crate::scenario::{Coalescing, FlowSpec, Scenario};
 
 /// IP and UDP header bytes that a datagram carries on the link.
 const IP_UDP_OVERHEAD: usize = 28;
@@ -47,6 +47,9 @@ enum EventKind {
     FlowStart(u32),
     /// An unlimited flow stops.
     FlowStop(u32),
+    /// A node's batch of held packets is due (clumped delivery, ACK compression); the value
+    /// is the node and the batch's number, so that a batch flushed early is not flushed twice.
+    Flush(u32, u64),
 }
 
 /// Lanes of the event queue per flow: packets leaving the sender's access link, packets
@@ -82,6 +85,12 @@ struct Node {
     role: Role,
     /// The timer instant the event queue holds for this node, ns.
     timer_at: Option<Nanos>,
+    /// How packets reaching this node are batched, if they are.
+    coalescing: Option<Coalescing>,
+    /// Packets held for the current batch, in arrival order.
+    batch: Vec<InFlight>,
+    /// Number of the current batch (incremented at every flush).
+    batch_no: u64,
 }
 
 /// Per-flow application state and measurements.
@@ -101,6 +110,10 @@ struct Flow {
     start_s: f64,
     stop_s: f64,
     completed_at: Option<f64>,
+    /// When the receiver last got a data packet, ns (while the transfer is incomplete).
+    last_data_at: Option<Nanos>,
+    /// Longest time the receiver got no data packet while the transfer was incomplete, ns.
+    max_silence_ns: Nanos,
     closed_sender: bool,
     delivered: Vec<u64>,
     rtt_sum_us: Vec<f64>,
@@ -130,7 +143,7 @@ pub struct RunOutput {
 }
 
 /// Integrity account of one flow.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FlowIntegrity {
     /// Bytes the sending application queued.
     pub bytes_written: u64,
@@ -140,6 +153,9 @@ pub struct FlowIntegrity {
     pub corrupt_bytes: u64,
     /// For a finite flow: all bytes arrived; for an unlimited one: always true.
     pub complete: bool,
+    /// Longest time, seconds, the receiver got no data packet while the transfer was
+    /// incomplete (from its first data packet; an unfinished transfer counts until the end).
+    pub max_silence_s: f64,
 }
 
 impl FlowIntegrity {
@@ -250,12 +266,19 @@ impl World {
                     ep.listen(Instant::ZERO, flow_config(&spec, &world.cc_factories), 1)
                         .expect("scenario validated: the configuration is valid");
                 }
+                let coalescing = match role {
+                    Role::Receiver => scenario.link.rx_coalescing(),
+                    Role::Sender => scenario.link.ack_coalescing(),
+                };
                 world.nodes.push(Node {
                     ep,
                     addr: node_addr(i, role),
                     flow: i,
                     role,
                     timer_at: None,
+                    coalescing,
+                    batch: Vec::new(),
+                    batch_no: 0,
                 });
             }
             world.flows.push(Flow {
@@ -273,6 +296,8 @@ impl World {
                 start_s,
                 stop_s,
                 completed_at: None,
+                last_data_at: None,
+                max_silence_ns: 0,
                 closed_sender: false,
                 delivered: vec![0; buckets],
                 rtt_sum_us: vec![0.0; buckets],
@@ -363,6 +388,11 @@ impl World {
                 }
                 EventKind::FlowStart(f) => self.start_flow(f as usize),
                 EventKind::FlowStop(f) => self.stop_flow(f as usize),
+                EventKind::Flush(n, no) => {
+                    if self.nodes[n as usize].batch_no == no {
+                        self.flush(n as usize);
+                    }
+                }
             }
         }
         self.now = self.end;
@@ -418,19 +448,60 @@ impl World {
         p
     }
 
+    /// A packet reaches its host: handed to the endpoint at once, or held in the host's
+    /// batch when packets reaching it are coalesced.
     fn deliver(&mut self, p: InFlight) {
+        let to = p.to as usize;
+        let Some(c) = self.nodes[to].coalescing else {
+            self.hand_over(p);
+            self.service(to);
+            return;
+        };
+        let node = &mut self.nodes[to];
+        node.batch.push(p);
+        if node.batch.len() == 1 {
+            let no = node.batch_no;
+            self.schedule(self.now + c.interval_ns, EventKind::Flush(to as u32, no));
+        }
+        if c.max_pkts > 0 && self.nodes[to].batch.len() >= c.max_pkts as usize {
+            self.flush(to);
+        }
+    }
+
+    /// Hands node `n`'s held packets to its endpoint, all at the current time (a NIC's
+    /// interrupt, a poll of the emulator's queue).
+    fn flush(&mut self, n: usize) {
+        let node = &mut self.nodes[n];
+        node.batch_no += 1;
+        let mut batch = core::mem::take(&mut node.batch);
+        for p in batch.drain(..) {
+            self.hand_over(p);
+        }
+        // Keep the allocation for the next batch.
+        self.nodes[n].batch = batch;
+        self.service(n);
+    }
+
+    /// Gives a datagram to its endpoint (without servicing the node).
+    fn hand_over(&mut self, p: InFlight) {
         let to = p.to as usize;
         let now = self.now_instant();
         let datagram = &p.data[..p.len];
         if self.nodes[to].role == Role::Receiver && datagram.first().is_some_and(|b| b & 0x80 == 0)
         {
             self.data_delivered += 1;
+            let f = &mut self.flows[self.nodes[to].flow];
+            if f.completed_at.is_none() {
+                if let Some(last) = f.last_data_at {
+                    f.max_silence_ns = f.max_silence_ns.max(self.now - last);
+                }
+                f.last_data_at = Some(self.now);
+            }
         }
         self.nodes[to]
             .ep
             .handle_datagram(now, p.from_addr, datagram);
         self.pool.push(p.data);
-        self.service(to);
     }
 
     /// After anything happened at node `n`: run its application, send what it has to send,
@@ -708,11 +779,18 @@ impl World {
                 (Some(_), None) => duration,
                 (None, _) => f.stop_s,
             };
+            let mut silence = f.max_silence_ns;
+            if f.completed_at.is_none() {
+                if let Some(last) = f.last_data_at {
+                    silence = silence.max(self.now - last);
+                }
+            }
             integrity.push(FlowIntegrity {
                 bytes_written: f.written,
                 bytes_received: f.received,
                 corrupt_bytes: f.corrupt,
                 complete: f.spec.bytes.is_none_or(|b| f.received == b),
+                max_silence_s: silence as f64 / 1e9,
             });
             records.push(FlowRecord {
                 id: i,
