@@ -32,7 +32,9 @@ Model of each direction, in order: i.i.d. loss; duplication; a DropTail bottlene
 leaves at max(arrival, previous departure) + (payload + --overhead bytes) * 8 / rate; at \
 most --queue packets wait or are being sent, more are dropped); the one-way delay, drawn \
 uniformly from [delay - jitter, delay + jitter] without reordering; reordering holds a packet \
-back by --reorder-delay so that later ones overtake it. --queue applies only with --rate.
+back by --reorder-delay so that later ones overtake it; --clump releases packets only at \
+multiples of its interval, together (at most --clump-max a tick). --queue applies only with \
+--rate.
 
 Units: rates bit, kbit, mbit, gbit (SI; a bare number is bit/s); durations ns, us, ms, s; \
 probabilities 0.01 or 1%.
@@ -76,6 +78,15 @@ pub struct RelayArgs {
     /// Probability of sending a datagram twice [default: 0].
     #[arg(long, value_name = "P")]
     duplicate: Option<PerDir<Prob>>,
+    /// Clumped delivery: datagrams leave only at multiples of this interval, together, as
+    /// interrupt coalescing, GRO or a virtual NIC hand them to a host (e.g. 125us); on the
+    /// reverse direction this is ACK compression [default: 0, off].
+    #[arg(long, value_name = "TIME")]
+    clump: Option<PerDir<Nanos>>,
+    /// With --clump: at most this many datagrams leave at one tick, the rest at the next
+    /// (a NIC's rx-frames) [default: no limit].
+    #[arg(long, value_name = "PACKETS")]
+    clump_max: Option<PerDir<Packets>>,
     /// Seed of the random decisions (the same seed and traffic give the same decisions).
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -140,6 +151,8 @@ fn link_params(a: &RelayArgs, overhead: usize) -> (LinkParams, LinkParams) {
     let (reord_f, reord_r) = PerDir::resolve(&a.reorder, Prob(d.reorder));
     let (rdel_f, rdel_r) = PerDir::resolve(&a.reorder_delay, Nanos(d.reorder_delay_ns));
     let (dup_f, dup_r) = PerDir::resolve(&a.duplicate, Prob(d.duplicate));
+    let (clump_f, clump_r) = PerDir::resolve(&a.clump, Nanos(d.clump_ns));
+    let (cmax_f, cmax_r) = PerDir::resolve(&a.clump_max, Packets(d.clump_max));
     let fwd = LinkParams {
         rate_bps: rate_f.0,
         queue_pkts: queue_f.0,
@@ -150,6 +163,8 @@ fn link_params(a: &RelayArgs, overhead: usize) -> (LinkParams, LinkParams) {
         reorder: reord_f.0,
         reorder_delay_ns: rdel_f.0,
         duplicate: dup_f.0,
+        clump_ns: clump_f.0,
+        clump_max: cmax_f.0,
     };
     let rev = LinkParams {
         rate_bps: rate_r.0,
@@ -161,6 +176,8 @@ fn link_params(a: &RelayArgs, overhead: usize) -> (LinkParams, LinkParams) {
         reorder: reord_r.0,
         reorder_delay_ns: rdel_r.0,
         duplicate: dup_r.0,
+        clump_ns: clump_r.0,
+        clump_max: cmax_r.0,
     };
     (fwd, rev)
 }
@@ -174,6 +191,12 @@ fn describe(p: &LinkParams) -> String {
     );
     if p.jitter_ns > 0 {
         s += &format!(", jitter {} us", p.jitter_ns as f64 / 1e3);
+    }
+    if p.clump_ns > 0 {
+        s += &format!(", clumped every {} us", p.clump_ns as f64 / 1e3);
+        if p.clump_max > 0 {
+            s += &format!(" (at most {} pkt)", p.clump_max);
+        }
     }
     for (name, v) in [
         ("loss", p.loss),

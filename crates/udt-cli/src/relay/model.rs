@@ -44,6 +44,13 @@ pub struct LinkParams {
     pub reorder_delay_ns: u64,
     /// Probability that a datagram is sent twice (0 … 1).
     pub duplicate: f64,
+    /// Clumped release, nanoseconds (0: off): packets leave the far end only at multiples of
+    /// this interval, together, as a NIC that coalesces interrupts, GRO, a virtual NIC or a
+    /// busy emulator hands them over. On the reverse path this is ACK compression.
+    pub clump_ns: u64,
+    /// With `clump_ns`: at most this many packets leave at one tick; the rest wait for the
+    /// next (0: no limit; a NIC's `rx-frames`).
+    pub clump_max: usize,
 }
 
 impl Default for LinkParams {
@@ -59,6 +66,8 @@ impl Default for LinkParams {
             reorder: 0.0,
             reorder_delay_ns: 1_000_000,
             duplicate: 0.0,
+            clump_ns: 0,
+            clump_max: 0,
         }
     }
 }
@@ -157,6 +166,8 @@ pub struct Link {
     last_departure: u64,
     /// Release time of the last in-order packet: jitter never lets a packet overtake it.
     last_release: u64,
+    /// The current clump: its release time and how many packets it holds.
+    clump: (u64, usize),
     counters: ModelCounters,
 }
 
@@ -169,6 +180,7 @@ impl Link {
             queue: VecDeque::new(),
             last_departure: 0,
             last_release: 0,
+            clump: (0, 0),
             counters: ModelCounters::default(),
         }
     }
@@ -265,9 +277,35 @@ impl Link {
                 .saturating_add(self.params.reorder_delay_ns);
         }
         // Jitter delays, but never reorders: a packet leaves no earlier than the one ahead.
-        let t = natural.max(self.last_release);
+        let t = self.clumped(natural.max(self.last_release));
         self.last_release = t;
         t
+    }
+
+    /// The release time of an in-order packet due at `t` under clumped release: the next
+    /// tick at or after `t` that still has room.
+    fn clumped(&mut self, t: u64) -> u64 {
+        let tick = self.params.clump_ns;
+        if tick == 0 {
+            return t;
+        }
+        let mut at = t.div_ceil(tick).saturating_mul(tick);
+        if at == self.clump.0 {
+            let max = self.params.clump_max;
+            if max > 0 && self.clump.1 >= max {
+                at = at.saturating_add(tick);
+                self.clump = (at, 1);
+            } else {
+                self.clump.1 += 1;
+            }
+        } else if at < self.clump.0 {
+            // Behind a full clump that spilled forward: join the latest one.
+            at = self.clump.0;
+            self.clump.1 += 1;
+        } else {
+            self.clump = (at, 1);
+        }
+        at
     }
 }
 
@@ -493,6 +531,40 @@ mod tests {
             let lost = l.offer(i, 100).as_slice().is_empty();
             assert_eq!(lost, rng.chance(0.3), "datagram {i}");
         }
+    }
+
+    #[test]
+    fn clumped_release_hands_packets_over_together_at_ticks() {
+        // 1 packet every 10 us, released at 100 us ticks, at most 4 per tick.
+        let mut l = link(LinkParams {
+            clump_ns: 100 * US,
+            clump_max: 4,
+            ..LinkParams::default()
+        });
+        let times: Vec<u64> = (0..12u64)
+            .map(|i| l.offer(i * 10 * US + 1, 1000).as_slice()[0])
+            .collect();
+        // Arrivals 1..111 us: the first four at the 100 us tick, the next four spill to the
+        // 200 us tick (the cap), then the rest follow.
+        assert_eq!(&times[..4], &[100 * US; 4]);
+        assert_eq!(&times[4..8], &[200 * US; 4]);
+        assert!(
+            times.windows(2).all(|w| w[0] <= w[1]),
+            "in order: {times:?}"
+        );
+        assert!(
+            times.iter().all(|t| t % (100 * US) == 0),
+            "on ticks: {times:?}"
+        );
+        // Without a cap every packet of a tick leaves together.
+        let mut l = link(LinkParams {
+            clump_ns: 100 * US,
+            ..LinkParams::default()
+        });
+        let times: Vec<u64> = (0..10u64)
+            .map(|i| l.offer(i * 10 * US + 1, 1000).as_slice()[0])
+            .collect();
+        assert_eq!(times, vec![100 * US; 10]);
     }
 
     #[test]
