@@ -557,6 +557,8 @@ fn client(a: ClientArgs) -> anyhow::Result<()> {
         });
     let per_conn_bytes = a.bytes.map(|b| b.div_ceil(a.parallel as u64));
     let sent = Arc::new(AtomicU64::new(0));
+    let acked = Arc::new(AtomicU64::new(0));
+    let sending_done = Arc::new(AtomicU64::new(0));
     let cpu0 = cpu_seconds();
     let start = Instant::now();
     let mut handles = Vec::new();
@@ -576,11 +578,14 @@ fn client(a: ClientArgs) -> anyhow::Result<()> {
             }
         }
         let sent = Arc::clone(&sent);
+        let acked = Arc::clone(&acked);
+        let sending_done = Arc::clone(&sending_done);
         let probe = (i == 0 && a.interval > 0.0 && !a.json).then(|| Arc::clone(&probe));
         let (mode, msg_size) = (a.mode, a.msg_size);
         handles.push(std::thread::spawn(
             move || -> anyhow::Result<(udt::PerfStats, u64, f64, bool)> {
                 let empty = sock.stats(false)?.byte_avail_snd_buf;
+                let mut progress = Progress::new(&sock, empty, &acked, probe.as_deref());
                 let conn_bytes = send(
                     &sock,
                     mode,
@@ -588,17 +593,21 @@ fn client(a: ClientArgs) -> anyhow::Result<()> {
                     per_conn_bytes,
                     duration.map(|d| start + d),
                     &sent,
-                    probe.as_deref(),
+                    &mut progress,
                 )?;
+                sending_done.fetch_add(1, Ordering::Relaxed);
                 // The statistics count retransmissions until the last byte is acknowledged,
                 // so wait for the send buffer to drain before reading them (close lingers
-                // the same way, but the socket is gone afterwards).
+                // the same way, but the socket is gone afterwards). The interval reports keep
+                // showing what is acknowledged meanwhile: a slow drain is not a stall.
                 let drain_until = Instant::now() + DRAIN_LIMIT;
                 let mut stats = sock.stats(false)?;
                 while stats.byte_avail_snd_buf < empty && Instant::now() < drain_until {
                     std::thread::sleep(Duration::from_millis(1));
                     stats = sock.stats(false)?;
+                    progress.note(conn_bytes, &stats);
                 }
+                progress.note(conn_bytes, &stats);
                 let acknowledged = stats.byte_avail_snd_buf >= empty;
                 sock.close()?;
                 Ok((
@@ -611,20 +620,24 @@ fn client(a: ClientArgs) -> anyhow::Result<()> {
         ));
     }
     let mut next_report = a.interval;
-    let mut last_sent = 0u64;
+    let mut last_acked = 0u64;
     while !handles.iter().all(|h| h.is_finished()) {
         std::thread::sleep(Duration::from_millis(20));
         let t = start.elapsed().as_secs_f64();
         if a.interval > 0.0 && !a.json && t >= next_report {
-            let now_sent = sent.load(Ordering::Relaxed);
+            let (now_sent, now_acked) =
+                (sent.load(Ordering::Relaxed), acked.load(Ordering::Relaxed));
+            let draining = sending_done.load(Ordering::Relaxed) as usize == a.parallel;
             eprintln!(
-                "{:6.1} s  {:10.1} MB  {:8.1} Mb/s{}",
+                "{:6.1} s  {:10.1} MB acknowledged {:8.1} Mb/s  {:8.1} MB outstanding{}{}",
                 t,
-                now_sent as f64 / 1e6,
-                (now_sent - last_sent) as f64 * 8.0 / a.interval / 1e6,
+                now_acked as f64 / 1e6,
+                now_acked.saturating_sub(last_acked) as f64 * 8.0 / a.interval / 1e6,
+                now_sent.saturating_sub(now_acked) as f64 / 1e6,
+                if draining { " (draining)" } else { "" },
                 probe.describe(mss)
             );
-            last_sent = now_sent;
+            last_acked = now_acked;
             next_report += a.interval;
         }
     }
@@ -678,6 +691,58 @@ fn client(a: ClientArgs) -> anyhow::Result<()> {
 /// (the linger time of the client's sockets).
 const DRAIN_LIMIT: Duration = Duration::from_secs(60);
 
+/// One connection's contribution to the interval reports: bytes its receiver acknowledged
+/// (queued minus what the send buffer still holds), refreshed at most every 50 ms from the
+/// connection's statistics, which also refresh the probe of the first connection.
+struct Progress<'a> {
+    sock: &'a Socket,
+    /// Free send-buffer bytes of the idle connection.
+    empty: u64,
+    /// This connection's last count, added into `total`.
+    mine: u64,
+    total: &'a AtomicU64,
+    probe: Option<&'a Probe>,
+    last: Option<Instant>,
+}
+
+impl<'a> Progress<'a> {
+    fn new(sock: &'a Socket, empty: u64, total: &'a AtomicU64, probe: Option<&'a Probe>) -> Self {
+        Progress {
+            sock,
+            empty,
+            mine: 0,
+            total,
+            probe,
+            last: None,
+        }
+    }
+
+    /// After `queued` bytes were handed to the socket: refresh, at most every 50 ms.
+    fn tick(&mut self, queued: u64) {
+        if self
+            .last
+            .is_some_and(|t| t.elapsed() < Duration::from_millis(50))
+        {
+            return;
+        }
+        if let Ok(s) = self.sock.stats(false) {
+            self.note(queued, &s);
+        }
+    }
+
+    /// Records fresh statistics: acknowledged = queued − bytes still in the send buffer.
+    fn note(&mut self, queued: u64, s: &udt::PerfStats) {
+        self.last = Some(Instant::now());
+        let held = self.empty.saturating_sub(s.byte_avail_snd_buf);
+        let acked = queued.saturating_sub(held).max(self.mine);
+        self.total.fetch_add(acked - self.mine, Ordering::Relaxed);
+        self.mine = acked;
+        if let Some(p) = self.probe {
+            p.set(*s);
+        }
+    }
+}
+
 /// Sends the pattern until `limit` bytes or `until`, counting into `sent`; returns the bytes
 /// this connection sent.
 fn send(
@@ -687,7 +752,7 @@ fn send(
     limit: Option<u64>,
     until: Option<Instant>,
     sent: &AtomicU64,
-    probe: Option<&Probe>,
+    progress: &mut Progress<'_>,
 ) -> anyhow::Result<u64> {
     let chunk = match mode {
         Mode::Stream => 1 << 20,
@@ -711,29 +776,21 @@ fn send(
         };
         off += n as u64;
         sent.fetch_add(n as u64, Ordering::Relaxed);
-        if let Some(p) = probe {
-            p.refresh(sock);
-        }
+        progress.tick(off);
     }
 }
 
 /// The latest statistics of one connection, refreshed by its sender thread (at most every
-/// 50 ms) for the interval reports, which show its congestion control at work.
+/// 50 ms, while sending and while draining) for the interval reports, which show its
+/// congestion control at work.
 #[derive(Default)]
 struct Probe {
     latest: std::sync::Mutex<Option<(Instant, udt::PerfStats)>>,
 }
 
 impl Probe {
-    fn refresh(&self, sock: &Socket) {
-        let mut l = self.latest.lock().unwrap_or_else(|p| p.into_inner());
-        if l.as_ref()
-            .is_none_or(|(t, _)| t.elapsed() >= Duration::from_millis(50))
-        {
-            if let Ok(s) = sock.stats(false) {
-                *l = Some((Instant::now(), s));
-            }
-        }
+    fn set(&self, s: udt::PerfStats) {
+        *self.latest.lock().unwrap_or_else(|p| p.into_inner()) = Some((Instant::now(), s));
     }
 
     /// "rate R Mb/s, window W, in flight F, RTT T ms, link B Mb/s, retransmitted N" of the
