@@ -24,6 +24,7 @@ pub mod scalable;
 #[cfg(test)]
 mod testkit;
 pub mod udpblast;
+pub mod udt;
 pub mod vegas;
 pub mod westwood;
 
@@ -39,11 +40,12 @@ pub use crate::time::Instant;
 pub use crate::wire::{MessageWord, UserDefined};
 
 pub use gtp::GtpFactory;
-pub use native::{DecreaseRule, NativeCc, NativeConfig};
+pub use native::{DecreaseRule, IncreaseRule, NativeCc, NativeConfig};
 pub use registry::{available, by_name, names, register, unregister, RegistryError};
+pub use udt::UdtCc;
 
 /// Measurements the connection provides to congestion control before each hook.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct CcInputs {
     /// Current time.
     pub now: Instant,
@@ -61,7 +63,34 @@ pub struct CcInputs {
     pub rtt_var_us: u32,
     /// Smoothed link capacity estimate, packets per second.
     pub bandwidth_pps: u32,
+    /// The peer's latest ACK carried a capacity estimate. Ours sends none (0) while packets
+    /// reach it in clumps, when packet pairs cannot be timed; [`CcInputs::bandwidth_pps`] then
+    /// keeps its last value.
+    pub capacity_reported: bool,
+    /// Packets per second the peer acknowledged over the last round trip (at least
+    /// [`DELIVERY_WINDOW_MIN_US`]), measured by the sender from the progress of ACKs; 0 until
+    /// known. Unlike the receiver's reports, it does not depend on packet spacing.
+    pub delivery_rate_pps: f64,
+    /// Packets acknowledged since the connection started.
+    pub acked_pkts: u64,
+    /// New packets per second the sender sent over the window of
+    /// [`CcInputs::delivery_rate_pps`] that ended one RTT ago (0 until known): the rate at which
+    /// the packets being acknowledged now were sent. Delivery well below it means the path
+    /// does not carry what is sent.
+    pub sent_rate_rtt_ago_pps: f64,
+    /// Smallest RTT the peer reported over the last ten seconds, µs (0 until known): the
+    /// path's delay without queueing.
+    pub min_rtt_us: u32,
+    /// The RTT in the peer's latest ACK, µs (0 until known).
+    pub last_rtt_us: u32,
+    /// Packets sent and not yet acknowledged.
+    pub inflight_pkts: u32,
 }
+
+/// Shortest window of [`CcInputs::delivery_rate_pps`], µs: long enough that clumped arrivals
+/// and clumped ACKs (≤ 250 µs) move it by well under 1 %, and that several ACK timer periods
+/// (10 ms) fall in it.
+pub const DELIVERY_WINDOW_MIN_US: u64 = 50_000;
 
 /// Custom control message queued by an algorithm for its peer (type 0x7FFF).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -156,6 +185,21 @@ impl<'a> CcContext<'a> {
         }
     }
 
+    /// A context over other measurements that shares this one's controls and statistics:
+    /// for an algorithm that runs another one on adjusted inputs (see `cc::udt`).
+    pub fn with_inputs<'b>(&'b mut self, inputs: &'b CcInputs) -> CcContext<'b> {
+        CcContext {
+            inputs,
+            stats: self.stats,
+            controls: self.controls,
+        }
+    }
+
+    /// Every measurement at once.
+    pub fn inputs(&self) -> &CcInputs {
+        self.inputs
+    }
+
     /// Current time.
     pub fn now(&self) -> Instant {
         self.inputs.now
@@ -187,6 +231,37 @@ impl<'a> CcContext<'a> {
     /// Smoothed link capacity estimate, packets per second.
     pub fn bandwidth_pps(&self) -> u32 {
         self.inputs.bandwidth_pps
+    }
+    /// True when the peer's latest ACK carried a capacity estimate; see
+    /// [`CcInputs::capacity_reported`].
+    pub fn capacity_reported(&self) -> bool {
+        self.inputs.capacity_reported
+    }
+    /// Delivery rate over the last round trip, packets per second (0 until known); see
+    /// [`CcInputs::delivery_rate_pps`].
+    pub fn delivery_rate_pps(&self) -> f64 {
+        self.inputs.delivery_rate_pps
+    }
+    /// Packets acknowledged since the connection started.
+    pub fn acked_pkts(&self) -> u64 {
+        self.inputs.acked_pkts
+    }
+    /// Rate at which the packets being acknowledged now were sent, packets per second; see
+    /// [`CcInputs::sent_rate_rtt_ago_pps`].
+    pub fn sent_rate_rtt_ago_pps(&self) -> f64 {
+        self.inputs.sent_rate_rtt_ago_pps
+    }
+    /// Smallest recent RTT, µs (0 until known).
+    pub fn min_rtt_us(&self) -> u32 {
+        self.inputs.min_rtt_us
+    }
+    /// RTT of the latest ACK, µs (0 until known).
+    pub fn last_rtt_us(&self) -> u32 {
+        self.inputs.last_rtt_us
+    }
+    /// Packets sent and not yet acknowledged.
+    pub fn inflight_pkts(&self) -> u32 {
+        self.inputs.inflight_pkts
     }
     /// The connection's statistics (UDT4 `getPerfInfo`); nothing is cleared. All zero when
     /// the context has no statistics attached.

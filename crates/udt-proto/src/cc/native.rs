@@ -76,9 +76,26 @@ pub enum DecreaseRule {
     Paper,
 }
 
+/// How the increase follows the spare capacity.
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub enum IncreaseRule {
+    /// 4.11 and the papers: the spare capacity rounded up to a power of ten (bits/s), times
+    /// β/MSS packets per SYN. Flows whose spare capacities fall in the same decade add the
+    /// same increment, so only the decreases move them towards equal shares.
+    #[default]
+    Tiered,
+    /// The spare capacity itself, times `gain` · β/MSS packets per SYN (a gain of about 3
+    /// matches the tiered rule on average). A flow with a smaller share has more spare
+    /// capacity and so grows faster: shares converge between decreases too.
+    Linear {
+        /// Multiplier of the increase.
+        gain: f64,
+    },
+}
+
 /// Configuration of [`NativeCc`]: 4.11's algorithm and the switches that turn it into the
 /// papers' description.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct NativeConfig {
     /// Minimum increase is `1/MSS` packets per SYN (papers) instead of 0.01 (4.11).
     pub min_increase_per_mss: bool,
@@ -98,6 +115,8 @@ pub struct NativeConfig {
     pub slow_start_bdp_exit: bool,
     /// Most rate decreases in one congestion epoch, the first included (4.11: 5).
     pub max_decreases_per_epoch: u32,
+    /// How the increase follows the spare capacity (4.11: tiered).
+    pub increase: IncreaseRule,
 }
 
 impl NativeConfig {
@@ -112,6 +131,7 @@ impl NativeConfig {
             noisy_link: false,
             slow_start_bdp_exit: false,
             max_decreases_per_epoch: UDT4_MAX_DECREASES_PER_EPOCH,
+            increase: IncreaseRule::Tiered,
         }
     }
 
@@ -142,6 +162,11 @@ impl NativeConfig {
             slow_start_bdp_exit: true,
             ..self
         }
+    }
+
+    /// The same, with the given increase rule.
+    pub const fn with_increase(self, increase: IncreaseRule) -> Self {
+        NativeConfig { increase, ..self }
     }
 
     /// The same, with the noisy-link rule on.
@@ -217,6 +242,28 @@ impl NativeCc {
     /// True while the algorithm is in slow start.
     pub fn in_slow_start(&self) -> bool {
         self.slow_start
+    }
+
+    /// Leaves slow start now, sending at `rate_pps` (an algorithm built on this one decides
+    /// when slow start ends; see `cc::udt`).
+    ///
+    /// The period at the exit counts as the level before a decrease: 4.11's cap on the spare
+    /// capacity applies below it (after a later decrease), not to growth above the exit rate.
+    pub fn leave_slow_start(&mut self, ctx: &mut CcContext<'_>, rate_pps: f64) {
+        self.slow_start = false;
+        if rate_pps > 0.0 {
+            ctx.set_pkt_snd_period_us(1e6 / rate_pps);
+        }
+        self.last_dec_period_us = ctx.pkt_snd_period_us();
+    }
+
+    /// Grows the slow-start window by the packets acknowledged up to `ack` (4.11's rule);
+    /// returns the new window.
+    pub fn slow_start_grow(&mut self, ctx: &mut CcContext<'_>, ack: SeqNo) -> f64 {
+        let grown = ctx.cwnd_pkts() + f64::from(self.last_ack.range_len(ack));
+        ctx.set_cwnd_pkts(grown);
+        self.last_ack = ack;
+        grown
     }
 
     fn min_inc(&self, mss: f64) -> f64 {
@@ -378,9 +425,12 @@ impl CongestionControl for NativeCc {
         let inc = if spare <= 0 {
             min_inc
         } else {
-            // Packets per SYN: 10^ceil(log10(spare bits/s)) · β / MSS.
             let bits = spare as f64 * mss * 8.0;
-            (10f64.powf(bits.log10().ceil()) * BETA / mss).max(min_inc)
+            match self.config.increase {
+                // Packets per SYN: 10^ceil(log10(spare bits/s)) · β / MSS.
+                IncreaseRule::Tiered => (10f64.powf(bits.log10().ceil()) * BETA / mss).max(min_inc),
+                IncreaseRule::Linear { gain } => (gain * bits * BETA / mss).max(min_inc),
+            }
         };
         let rc = self.rc_interval_us as f64;
         ctx.set_pkt_snd_period_us(period * rc / (period * inc + rc));
@@ -466,6 +516,7 @@ mod tests {
                 rtt_us: 100_000,
                 rtt_var_us: 50_000,
                 bandwidth_pps: 1,
+                ..Default::default()
             };
             let mut h = Harness {
                 cc: NativeCc::new(config),

@@ -25,6 +25,7 @@ impl Harness {
             rtt_us: 100_000,
             rtt_var_us: 10_000,
             bandwidth_pps: 0,
+            ..Default::default()
         };
         let mut h = Harness {
             cc,

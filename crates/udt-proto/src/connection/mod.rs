@@ -17,6 +17,7 @@ mod event;
 mod handshake;
 mod nak_timer;
 mod receiver;
+mod retx_watch;
 mod sender;
 mod timers;
 
@@ -26,10 +27,12 @@ use std::collections::VecDeque;
 pub use event::{CloseReason, ConnectError, ConnectionState, Event};
 
 use crate::buffer::{MsgRead, RecvBuffer, SendBuffer, SendBufferError};
-use crate::cc::{CcContext, CcControls, CcInputs, CongestionControl, CustomMessage};
+use crate::cc::{
+    CcContext, CcControls, CcInputs, CongestionControl, CustomMessage, DELIVERY_WINDOW_MIN_US,
+};
 use crate::config::{payload_size, ConnectionConfig, SocketKind};
 use crate::error::Error;
-use crate::estimate::{AckHistory, ReceiveRateEstimator, RttEstimator};
+use crate::estimate::{AckHistory, DeliveryRate, MinRtt, ReceiveRateEstimator, RttEstimator};
 use crate::loss_list::{ReceiverLossList, SenderLossList};
 use crate::seq::{AckNo, SeqNo, SeqRange};
 use crate::stats::{InstantStats, PerfStats, Stats};
@@ -117,9 +120,12 @@ pub struct Connection {
     /// How far behind schedule the sender is, µs (4.11 `TimeDebt`).
     time_debt_us: f64,
     /// Receiver's arrival rate, smoothed, packets per second.
-    delivery_rate_pps: u32,
+    arrival_rate_pps: u32,
     /// Link capacity, smoothed, packets per second.
     bandwidth_pps: u32,
+    /// The peer's latest ACK carried a capacity estimate (ours sends none while packets reach
+    /// it in clumps).
+    capacity_reported: bool,
     /// The peer signalled an error; the next send fails once.
     peer_error: bool,
     /// The application found the send buffer full; signal `Writable` when space appears.
@@ -127,6 +133,16 @@ pub struct Connection {
     /// Pacing stretch from congestion warnings (×1.125 each), until congestion control next
     /// updates.
     warning_stretch: f64,
+    /// Retransmissions not yet acknowledged (to find lost ones).
+    retx_watch: retx_watch::RetxWatch,
+    /// How fast the peer has been acknowledging data (sender side).
+    delivery: DeliveryRate,
+    /// New data packets sent, over time (the same kind of history).
+    sent_history: DeliveryRate,
+    /// Smallest recent RTT the peer reported.
+    min_rtt: MinRtt,
+    /// The RTT of the peer's latest ACK, µs (its own smoothed value, not smoothed again).
+    last_rtt_us: u32,
 
     // Receiver (spec §8.2, §9).
     rcvbuf: RecvBuffer,
@@ -212,11 +228,17 @@ impl Connection {
             flow_window: 0,
             next_send_us: now.as_micros() as f64,
             time_debt_us: 0.0,
-            delivery_rate_pps: 16,
+            arrival_rate_pps: 16,
             bandwidth_pps: 1,
+            capacity_reported: false,
             peer_error: false,
             send_blocked: false,
             warning_stretch: 1.0,
+            retx_watch: retx_watch::RetxWatch::default(),
+            delivery: DeliveryRate::new(),
+            sent_history: DeliveryRate::new(),
+            min_rtt: MinRtt::new(),
+            last_rtt_us: 0,
             rcvbuf: RecvBuffer::new(2, SeqNo::default()),
             rcv_loss: ReceiverLossList::new(),
             rcv_curr_seq: SeqNo::default(),
@@ -622,10 +644,29 @@ impl Connection {
             mss: self.mss,
             max_cwnd_pkts: f64::from(self.flow_window),
             snd_curr_seq: self.sndbuf.last_sent_seq(),
-            rcv_rate_pps: self.delivery_rate_pps,
+            rcv_rate_pps: self.arrival_rate_pps,
             rtt_us: self.rtt.rtt_us(),
             rtt_var_us: self.rtt.var_us(),
             bandwidth_pps: self.bandwidth_pps,
+            capacity_reported: self.capacity_reported,
+            delivery_rate_pps: self
+                .delivery
+                .rate_pps(u64::from(self.rtt.rtt_us()).max(DELIVERY_WINDOW_MIN_US))
+                .unwrap_or(0.0),
+            acked_pkts: self.delivery.acked_pkts(),
+            sent_rate_rtt_ago_pps: {
+                let rtt = u64::from(self.rtt.rtt_us());
+                let window = rtt.max(DELIVERY_WINDOW_MIN_US);
+                self.sent_history
+                    .rate_ending(
+                        Instant::from_micros(now.as_micros().saturating_sub(rtt)),
+                        window,
+                    )
+                    .unwrap_or(0.0)
+            },
+            min_rtt_us: self.min_rtt.get().unwrap_or(0),
+            last_rtt_us: self.last_rtt_us,
+            inflight_pkts: self.sndbuf.unacked_pkts() as u32,
         }
     }
 
@@ -735,6 +776,12 @@ impl Connection {
                 if let Some(nak) = self.nak_deadline() {
                     t = t.min(nak);
                 }
+                if let Some(r) = self
+                    .retx_watch
+                    .head_deadline(self.retx_timeout_us(), self.sndbuf.first_seq())
+                {
+                    t = t.min(r);
+                }
                 if let Some(send) = self.paced_send_time() {
                     t = t.min(send);
                 }
@@ -773,6 +820,7 @@ impl Connection {
             State::Connected | State::Closing { .. } => {
                 self.check_ack_timers(now);
                 self.check_nak_timer(now);
+                self.check_lost_retransmissions(now);
                 self.check_exp(now);
                 if let State::Closing { deadline } = self.state {
                     if now >= deadline {
@@ -809,7 +857,7 @@ impl Connection {
             Packet::Data(d) => self.on_data(now, d),
             Packet::Control(c) => match &c.control {
                 Control::Ack(a) => self.on_ack(now, a),
-                Control::LightAck(a) => self.on_light_ack(*a),
+                Control::LightAck(a) => self.on_light_ack(now, *a),
                 Control::Nak(r) => self.on_nak(now, r),
                 Control::Ack2(n) => self.on_ack2(now, *n),
                 Control::KeepAlive => {}

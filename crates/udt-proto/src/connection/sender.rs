@@ -4,8 +4,14 @@ use super::{Connection, Event, Outgoing, State, MAX_TIME_DEBT_US};
 use crate::cc::PacketInfo;
 use crate::config::MAX_WINDOW_PKTS;
 use crate::seq::{SeqNo, SeqRange};
-use crate::time::Instant;
+use crate::time::{Instant, SYN_US};
 use crate::wire::{Ack, DataHeader, LossReport, HEADER_LEN};
+
+/// Smallest congestion window the sender uses whatever congestion control sets, packets: a
+/// window of zero would stop a connection for good.
+const MIN_CWND_PKTS: f64 = 2.0;
+/// Longest inter-packet period the sender uses whatever congestion control sets, µs.
+const MAX_PERIOD_US: f64 = 1_000_000.0;
 
 /// Result of trying to send a data packet.
 pub(super) enum DataOutcome {
@@ -32,7 +38,8 @@ impl Connection {
     /// Inter-packet period in force, µs: congestion control's, raised to respect the maximum
     /// bandwidth option (`10^6 · MSS / MAXBW`).
     fn effective_period_us(&self) -> f64 {
-        let p = self.cc_ctl.pkt_snd_period_us * self.warning_stretch;
+        // No algorithm may stop the sender: at worst a packet a second leaves.
+        let p = (self.cc_ctl.pkt_snd_period_us * self.warning_stretch).min(MAX_PERIOD_US);
         match self.config.max_bandwidth {
             Some(bw) => p.max(1e6 * f64::from(self.mss) / bw as f64),
             None => p,
@@ -55,10 +62,11 @@ impl Connection {
             .snd_last_ack
             .offset_to(self.sndbuf.last_sent_seq().next())
             .max(0) as u64;
+        // No algorithm may close the window for good: two packets may always be in flight.
         let cwnd = self
             .cc_ctl
             .cwnd_pkts
-            .max(0.0)
+            .max(MIN_CWND_PKTS)
             .min(f64::from(MAX_WINDOW_PKTS)) as u64;
         unacked < u64::from(self.flow_window).min(cwnd)
     }
@@ -160,6 +168,7 @@ impl Connection {
                 return DataOutcome::Queued;
             }
             if let Some((len, info)) = self.write_data(now, seq, buf) {
+                self.retx_watch.retransmitted(seq, now);
                 self.after_data_sent(now, len, info, true);
                 return DataOutcome::Sent(len);
             }
@@ -177,6 +186,7 @@ impl Connection {
         };
         match self.write_data(now, seq, buf) {
             Some((len, info)) => {
+                self.sent_history.on_ack(now, 1);
                 self.after_data_sent(now, len, info, false);
                 DataOutcome::Sent(len)
             }
@@ -200,17 +210,32 @@ impl Connection {
             return; // older than anything unacknowledged: a late duplicate
         }
         let was_sendable = self.has_sendable_data();
-        if off >= self.window_offset(self.snd_last_ack) {
+        let last_ack_off = self.window_offset(self.snd_last_ack);
+        if off >= last_ack_off {
             self.flow_window = a.avail_buf_pkts.clamp(2, MAX_WINDOW_PKTS);
             self.snd_last_ack = ack;
+            self.delivery.on_ack(now, (off - last_ack_off) as u64);
         }
         if self.sndbuf.acknowledge(ack) > 0 {
             self.snd_loss.remove_up_to(ack.prev());
+            self.retx_watch.acknowledged(ack);
             self.rtt.update(a.rtt_us);
+            let rtt = a.rtt_us.min(crate::estimate::rtt::MAX_RTT_SAMPLE_US);
+            // Before its first ACK2 round trip a receiver reports its initial guess (100 ms,
+            // ours and 4.11's alike), which says nothing about the path.
+            if rtt != crate::estimate::rtt::INITIAL_RTT_US {
+                self.last_rtt_us = rtt;
+                self.min_rtt.update(now, rtt);
+            }
+            // Older samples than a few round trips (and at least a second) are of no use.
+            let keep = (4 * u64::from(self.rtt.rtt_us())).max(1_000_000);
+            self.delivery.prune(keep);
+            self.sent_history.prune(keep);
             if let Some(r) = a.rates {
                 if r.arrival_pps > 0 {
-                    self.delivery_rate_pps = smooth(self.delivery_rate_pps, r.arrival_pps);
+                    self.arrival_rate_pps = smooth(self.arrival_rate_pps, r.arrival_pps);
                 }
+                self.capacity_reported = r.capacity_pps > 0;
                 if r.capacity_pps > 0 {
                     self.bandwidth_pps = smooth(self.bandwidth_pps, r.capacity_pps);
                 }
@@ -236,8 +261,8 @@ impl Connection {
         }
     }
 
-    /// A light ACK (spec §10.5): window accounting only.
-    pub(super) fn on_light_ack(&mut self, ack: SeqNo) {
+    /// A light ACK (spec §10.5): window accounting, and the delivery rate's progress.
+    pub(super) fn on_light_ack(&mut self, now: Instant, ack: SeqNo) {
         let off = self.window_offset(ack);
         if off > self.sent_span() {
             self.stats.count(|c| c.pkt_invalid += 1);
@@ -248,6 +273,7 @@ impl Connection {
             let advanced = (off - last_ack_off) as u32;
             self.flow_window = self.flow_window.saturating_sub(advanced);
             self.snd_last_ack = ack;
+            self.delivery.on_ack(now, u64::from(advanced));
         }
     }
 
@@ -287,6 +313,29 @@ impl Connection {
                 last: base.add(last as u32),
             }));
         }
+        self.stats.count(|c| c.pkt_snd_loss += added);
+        if !was_sendable && self.has_sendable_data() {
+            self.resume_sending(now);
+        }
+    }
+}
+
+impl Connection {
+    /// How long a retransmission may stay unacknowledged before it counts as lost, µs: two
+    /// RTTs, four variances and the receiver's ACK timer (an ACK may wait that long).
+    pub(super) fn retx_timeout_us(&self) -> u64 {
+        2 * u64::from(self.rtt.rtt_us()) + 4 * u64::from(self.rtt.var_us()) + SYN_US
+    }
+
+    /// Sends again the retransmissions that went unacknowledged for a retransmission timeout
+    /// (see `retx_watch`).
+    pub(super) fn check_lost_retransmissions(&mut self, now: Instant) {
+        let head = self.sndbuf.first_seq();
+        if self.sndbuf.is_empty() || !self.retx_watch.head_lost(now, self.retx_timeout_us(), head) {
+            return;
+        }
+        let was_sendable = self.has_sendable_data();
+        let added = u64::from(self.snd_loss.insert(SeqRange::single(head)));
         self.stats.count(|c| c.pkt_snd_loss += added);
         if !was_sendable && self.has_sendable_data() {
             self.resume_sending(now);

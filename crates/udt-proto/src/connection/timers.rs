@@ -30,6 +30,7 @@ impl Connection {
                     first: self.snd_last_ack,
                     last: last_sent,
                 });
+                self.retx_watch.clear();
                 self.stats.count(|c| c.pkt_snd_loss += u64::from(n));
             }
             self.stats.count(|c| c.timeouts += 1);

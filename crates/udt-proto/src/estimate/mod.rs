@@ -1,10 +1,15 @@
-//! Estimators a connection keeps: RTT, receiver arrival rate and link capacity, and the ACK
-//! history used to time ACK/ACK2 round trips.
+//! Estimators a connection keeps: RTT and its recent minimum, receiver arrival rate and link
+//! capacity, the sender's delivery rate, and the ACK history used to time ACK/ACK2 round
+//! trips.
 
 pub mod ack_history;
+pub mod delivery;
+pub mod min_rtt;
 pub mod receive_rate;
 pub mod rtt;
 
 pub use ack_history::AckHistory;
+pub use delivery::DeliveryRate;
+pub use min_rtt::MinRtt;
 pub use receive_rate::ReceiveRateEstimator;
 pub use rtt::RttEstimator;

@@ -139,10 +139,9 @@ impl ReceiveRateEstimator {
     /// quarter of the median span's share ([`CLUMP_FACTOR`]). Arrivals spaced by a bottleneck,
     /// packet-pair bursts included, keep 4.11's estimate.
     pub fn arrival_rate_pps(&self) -> u32 {
-        let (median, sum, count) = self.arrivals.filtered();
-        let (span_median, span_sum, span_count) = self.spans.filtered();
-        // Clumped: single intervals say at least four times the rate the spans do.
-        let clumped = CLUMP_FACTOR * median * u64::from(SPAN_PKTS) < span_median;
+        let (_, sum, count) = self.arrivals.filtered();
+        let (_, span_sum, span_count) = self.spans.filtered();
+        let clumped = self.is_clumped();
         let (per_sample, sum, count) = if clumped {
             (u64::from(SPAN_PKTS), span_sum, span_count)
         } else {
@@ -157,9 +156,27 @@ impl ReceiveRateEstimator {
             .min(u64::from(u32::MAX)) as u32
     }
 
-    /// Estimated bottleneck capacity, packets per second. The median is counted once more in
-    /// the mean, as 4.11 does, so the estimate exists even when no other interval is close.
+    /// True when packets arrive in clumps: single intervals say at least four times the rate
+    /// that spans of [`SPAN_PKTS`] intervals do, or most intervals are zero (packets handed
+    /// over together, as GRO does, with one timestamp).
+    pub fn is_clumped(&self) -> bool {
+        let (median, _, _) = self.arrivals.filtered();
+        let (span_median, _, _) = self.spans.filtered();
+        let zeros = self.arrivals.values.iter().filter(|&&v| v == 0).count();
+        CLUMP_FACTOR * median * u64::from(SPAN_PKTS) < span_median || 2 * zeros > ARRIVAL_WINDOW
+    }
+
+    /// Estimated bottleneck capacity, packets per second; 0 (unknown) while packets arrive in
+    /// clumps ([`ReceiveRateEstimator::is_clumped`]): a pair then lands in one clump (and
+    /// reads as many times the link) or straddles two (and reads as the clumping interval),
+    /// and neither says anything about the bottleneck. A sender ignores a capacity of 0
+    /// (4.11 does too) and keeps what it had, or its own delivery-rate estimate. The median is
+    /// counted once more in the mean, as 4.11 does, so the estimate exists even when no
+    /// other interval is close.
     pub fn link_capacity_pps(&self) -> u32 {
+        if self.is_clumped() {
+            return 0;
+        }
         let (m, sum, count) = self.probes.filtered();
         let mean = (sum + m) as f64 / (count + 1) as f64;
         if mean <= 0.0 {
