@@ -173,16 +173,16 @@ fn fast_keeps_the_queue_short() {
     assert!(q < 16.0, "fast queueing {q:.2} ms");
 }
 
-/// TCP friendliness index of native UDT (paper 000 §5.1, paper 001 Fig. 5): 5 UDT and 10 CTCP
-/// flows against 15 CTCP flows on 100 Mb/s with a max(BDP, 100)-packet queue; the mean CTCP
-/// throughput of the first run over that of the second.
-fn friendliness(rtt_ms: f64, queue: u32) -> f64 {
+/// TCP friendliness index of a UDT algorithm (paper 000 §5.1, paper 001 Fig. 5): 5 UDT and 10
+/// CTCP flows against 15 CTCP flows on 100 Mb/s with a max(BDP, 100)-packet queue; the mean
+/// CTCP throughput of the first run over that of the second.
+fn friendliness(cc: &str, rtt_ms: f64, queue: u32) -> f64 {
     let link = format!("rate_mbps = 100.0\nqueue_packets = {queue}");
     let mixed = run(
         60.0,
         20.0,
         &link,
-        &(flow("udt", rtt_ms, 5) + &flow("tcp", rtt_ms, 10)),
+        &(flow(cc, rtt_ms, 5) + &flow("tcp", rtt_ms, 10)),
     );
     let tcp = run(60.0, 20.0, &link, &flow("tcp", rtt_ms, 15));
     let (m, t) = (&mixed.phases[0], &tcp.phases[0]);
@@ -198,18 +198,29 @@ fn friendliness(rtt_ms: f64, queue: u32) -> f64 {
     mean(&tcp_in_mixed) / mean(&t.flow_mbps)
 }
 
-/// At a small BDP UDT takes no more than a TCP flow would.
+/// At a small BDP native UDT takes no more than a TCP flow would.
 #[test]
 fn native_udt_is_friendly_to_ctcp_at_10ms() {
-    let t = friendliness(10.0, 100);
+    let t = friendliness("udt-native", 10.0, 100);
     assert!(t >= 1.0, "T = {t:.3}");
 }
 
-/// At 100 ms UDT takes more than TCP's share, but TCP keeps well over the paper's 20 %.
+/// At 100 ms native UDT takes more than TCP's share, but TCP keeps well over the paper's 20 %.
 #[test]
 fn ctcp_keeps_most_of_its_share_against_native_udt_at_100ms() {
-    let t = friendliness(100.0, 833);
+    let t = friendliness("udt-native", 100.0, 833);
     assert!((0.3..=1.0).contains(&t), "T = {t:.3}");
+}
+
+/// The default takes random loss in stride, but a queue that TCP keeps full is congestion to
+/// it: at 10 ms it is as friendly as native UDT, and at 100 ms TCP keeps over twice the
+/// paper's 20 % (measured 1.32 and 0.49; native UDT 1.39 and 0.63).
+#[test]
+fn default_udt_does_not_starve_ctcp() {
+    let t = friendliness("udt", 10.0, 100);
+    assert!(t >= 1.0, "10 ms: T = {t:.3}");
+    let t = friendliness("udt", 100.0, 833);
+    assert!((0.4..=1.0).contains(&t), "100 ms: T = {t:.3}");
 }
 
 /// UDP Blast sends at its set rate (within 1 %), whatever the spare capacity.

@@ -12,7 +12,11 @@ pub fn names() -> &'static [(&'static str, &'static str)] {
     &[
         (
             "udt",
-            "UDT native DAIMD control as UDT4 4.11 runs it, with a slow start that stops at the path's BDP and at most two decreases per congestion epoch",
+            "UDT's DAIMD rate control made robust: random loss told from congestion by delay and delivery, rate bounded by the measured delivery rate, capacity estimates checked",
+        ),
+        (
+            "udt-native",
+            "UDT native DAIMD control as UDT4 4.11 runs it, with a slow start that stops at the path's BDP and at most two decreases per congestion epoch (the default before `udt`)",
         ),
         ("udt4", "UDT native DAIMD control, exactly as UDT4 4.11"),
         (
@@ -68,8 +72,13 @@ pub fn by_name(name: &str) -> Option<SharedFactory> {
     if let Some(f) = super::gtp::by_name(name) {
         return Some(f);
     }
+    if name == "udt" {
+        return Some(Arc::new(FnFactory::new("udt", || {
+            Box::new(super::udt::UdtCc::new()) as Box<dyn CongestionControl>
+        })));
+    }
     let config = match name {
-        "udt" => NativeConfig::udt(),
+        "udt-native" => NativeConfig::udt(),
         "udt4" => NativeConfig::udt4(),
         "udt-noisy" => NativeConfig::udt().with_noisy_link(),
         "udt-paper" => NativeConfig::paper(),

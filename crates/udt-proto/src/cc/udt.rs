@@ -1,0 +1,575 @@
+//! `udt`, the default congestion control: UDT's native DAIMD rate control (paper 000 §3,
+//! [`NativeCc`] with [`NativeConfig::udt`]) made to hold on paths the papers' testbeds did not
+//! have — receivers that get packets in clumps, ACKs that arrive in clumps, random loss, and
+//! peers (UDT4 4.11) whose estimates are wrong on such paths. `docs/cc.md` explains each
+//! rule and shows what it changes on the simulator's matrix of paths.
+//!
+//! It keeps the native increase and decrease rules and changes what they are fed and when
+//! they run, from measurements the sender makes itself ([`CcContext`]'s delivery rate,
+//! minimum RTT and latest RTT), which neither packet clumping nor the peer's implementation
+//! can distort:
+//!
+//! 1. **Loss is congestion only when the path shows congestion**: the RTT has risen above its
+//!    10 s minimum by a queueing threshold and the queue is at least half the fullest seen in
+//!    the last seconds (a DropTail queue drops when full; random loss strikes at any level),
+//!    or more than 5 % of the packets of the last round trips were lost. Otherwise the loss
+//!    is taken for random loss (a noisy link): the packets are retransmitted and the rate
+//!    stays. Paper 000 §3.3.2's noisy-link rule ignores only the first loss of an event,
+//!    which at 0.1 % loss and 1 Gbit/s (80 losses a second) is not enough. After a decrease,
+//!    further losses wait 2·RTT + SYN unless the queue is still nearly full (the decrease did
+//!    not drain it: other flows, TCP among them, keep it full).
+//! 2. **The capacity the increase uses is checked.** UDT's increase depends on the spare
+//!    capacity, link capacity minus the current rate. The receiver's packet-pair estimate is
+//!    used only when it is at least the best delivery rate of the last seconds (a clumped
+//!    receiver reports none, and a 4.11 receiver's reads several times the link); otherwise
+//!    the spare capacity comes from the delivery rate: recovery up to the best delivery rate,
+//!    then a probe that starts at 1/32 of the rate and doubles every 500 ms until a queue
+//!    shows. While a queue builds without a credible capacity, the increase falls to its
+//!    minimum and the rate is bounded to 1/16 above the best delivery rate.
+//! 3. **Slow start ends on the path's signals, and paces.** It sends at twice the window's
+//!    rate instead of in line-rate bursts, and ends when a queue shows, when the window passes
+//!    a credible bandwidth-delay product, when the delivery rate stops growing for three round
+//!    trips, or on loss with congestion — and leaves at the rate the path delivered.
+//! 4. **The window covers random loss.** While random losses are being taken in stride, the
+//!    window is four times rate × (RTT + SYN): packets behind a hole stay unacknowledged until
+//!    the retransmission fills it. The rate-control clock runs every SYN while sending, not
+//!    only when an ACK advances (a hole stops the ACK for a round trip).
+
+use super::native::{IncreaseRule, NativeCc, NativeConfig};
+use super::{CcContext, CcInputs, CongestionControl, SeqNo, SeqRange};
+use crate::time::Instant;
+
+/// Rate headroom over the best recent delivery rate, as a fraction: the sender may exceed
+/// what the path has delivered by this much while it probes for more.
+const RATE_HEADROOM: f64 = 1.0 / 16.0;
+/// Queueing delay that marks congestion, µs: above the RTT noise of clumped paths (a
+/// receiver that coalesces for 125–250 µs delays ACKs by as much)...
+const QUEUE_THRESHOLD_US: f64 = 500.0;
+/// ... and above this many packets' worth at the path's rate.
+const QUEUE_THRESHOLD_PKTS: f64 = 4.0;
+/// A loss fraction above this over the last round trips is congestion whatever the RTT says:
+/// a queue too short to show in the RTT (a few packets at 10 Gbit/s hold microseconds)
+/// overflows without a delay signal, and random loss of a few percent is already more than
+/// any link layer worth using delivers.
+const CONGESTION_LOSS_FRACTION: f64 = 0.05;
+/// A loss with the queue at least this fraction of the fullest recently seen is congestion.
+const QUEUE_FULL_FRACTION: f64 = 0.5;
+/// A loss within the hold after a decrease still counts when the queue is at least this
+/// fraction of the fullest seen: the decrease has not drained it (other flows keep it full,
+/// as TCP does when it shares the queue), so the congestion persists.
+const QUEUE_STILL_FULL_FRACTION: f64 = 0.9;
+
+/// The loss fraction over the last two intervals of about a round trip each, from the
+/// connection's own counts of packets sent and of packets newly found lost (each lost packet
+/// counts once, however often it is reported).
+#[derive(Clone, Debug, Default)]
+struct LossFraction {
+    /// (when, sent, lost) at the start of the current interval and of the one before.
+    current: (Instant, u64, u64),
+    previous: (Instant, u64, u64),
+    /// The latest totals seen.
+    latest: (u64, u64),
+}
+
+impl LossFraction {
+    /// Records the totals at `now`, starting a new interval every `interval_us`.
+    fn update(&mut self, now: Instant, interval_us: u64, sent: u64, lost: u64) {
+        self.latest = (sent, lost);
+        if now.micros_since(self.current.0) >= interval_us {
+            self.previous = self.current;
+            self.current = (now, sent, lost);
+        }
+    }
+
+    /// Lost over sent since the start of the previous interval (0 with fewer than 100
+    /// packets sent).
+    fn fraction(&self) -> f64 {
+        let sent = self.latest.0.saturating_sub(self.previous.1);
+        let lost = self.latest.1.saturating_sub(self.previous.2);
+        if sent < 100 {
+            0.0
+        } else {
+            lost as f64 / sent as f64
+        }
+    }
+}
+
+/// Without a credible capacity, a rate below this fraction of the best recent delivery rate
+/// recovers towards it (the spare capacity is the difference); above it, the rate probes.
+/// The delivery rate is noisy by a few per cent (ACK timing, holes), so "at the best rate"
+/// has this margin.
+const RECOVERY_BELOW: f64 = 0.9;
+
+/// Without a credible capacity, the spare capacity above the best delivery rate starts at
+/// this fraction of the rate...
+const PROBE_START: f64 = 1.0 / 32.0;
+/// ... and doubles every this many µs without congestion (whatever the RTT, like UDT's
+/// increase, so that flows of different RTTs probe alike).
+const PROBE_DOUBLING_US: u64 = 500_000;
+/// How long the best delivery rate is remembered, µs (at least; or ten round trips).
+const DELIVERY_MEMORY_US: u64 = 2_000_000;
+
+/// Slow start's full-pipe check: a window that doubles every round trip should make the
+/// delivery rate grow; when the best delivery rate has not grown by [`PLATEAU_GROWTH`] in
+/// [`PLATEAU_ROUNDS`] round trips, the pipe is full — whatever the RTT and loss say. On a
+/// path whose queue holds a few packets neither shows before the queue overflows, and random
+/// loss at the same time makes that overflow look like noise.
+#[derive(Clone, Debug, Default)]
+struct Plateau {
+    /// Start of the current round and the best delivery rate then, packets/s.
+    round: Option<(Instant, f64)>,
+    /// Rounds in a row without growth.
+    flat_rounds: u32,
+}
+
+/// Growth per round that counts as growth (BBR's full-pipe rule uses the same 25 %).
+const PLATEAU_GROWTH: f64 = 1.25;
+/// Rounds without growth that end slow start.
+const PLATEAU_ROUNDS: u32 = 3;
+
+impl Plateau {
+    /// Called at each slow-start event; true once the delivery rate has stopped growing.
+    fn delivery_stalled(&mut self, now: Instant, rtt_us: u32, best_pps: f64) -> bool {
+        let round_us = u64::from(rtt_us).max(crate::time::SYN_US);
+        match self.round {
+            None => self.round = Some((now, best_pps)),
+            Some((start, base)) if now.micros_since(start) >= round_us => {
+                if best_pps >= PLATEAU_GROWTH * base || base <= 0.0 {
+                    self.flat_rounds = 0;
+                    self.round = Some((now, best_pps));
+                } else {
+                    self.flat_rounds += 1;
+                    self.round = Some((now, base));
+                }
+            }
+            Some(_) => {}
+        }
+        self.flat_rounds >= PLATEAU_ROUNDS
+    }
+}
+
+/// A maximum over a sliding time window, kept as a few sub-window maxima.
+#[derive(Clone, Debug, Default)]
+struct WindowedMax {
+    slots: [Option<(Instant, f64)>; 4],
+}
+
+impl WindowedMax {
+    fn update(&mut self, now: Instant, window_us: u64, v: f64) {
+        let slot_us = (window_us / 4).max(1);
+        match &mut self.slots[3] {
+            Some((start, m)) if now.micros_since(*start) < slot_us => *m = m.max(v),
+            _ => {
+                self.slots.rotate_left(1);
+                self.slots[3] = Some((now, v));
+            }
+        }
+        for s in &mut self.slots {
+            if s.is_some_and(|(start, _)| now.micros_since(start) >= window_us) {
+                *s = None;
+            }
+        }
+    }
+
+    fn get(&self) -> f64 {
+        self.slots
+            .iter()
+            .flatten()
+            .map(|&(_, m)| m)
+            .fold(0.0, f64::max)
+    }
+}
+
+/// The default algorithm (see the module documentation).
+#[derive(Clone, Debug)]
+pub struct UdtCc {
+    native: NativeCc,
+    /// Best delivery rate over the last [`DELIVERY_MEMORY_US`] (or ten RTTs), packets/s.
+    best_delivery: WindowedMax,
+    /// Losses taken for random loss (not congestion).
+    random_losses: u64,
+    /// Last slow-start rate-control event.
+    last_ss_event: Instant,
+    /// Last congestion-avoidance rate-control event.
+    last_rc_clock: Instant,
+    /// When the last congestion event began.
+    last_decrease: Option<Instant>,
+    /// Latest ACK seen.
+    last_ack: SeqNo,
+    /// When a loss was last taken for random loss.
+    last_random_loss: Option<Instant>,
+    /// Recent loss fraction.
+    loss: LossFraction,
+    /// Since when the rate has been above the best delivery rate without congestion.
+    probing_since: Option<Instant>,
+    /// Slow start's check that the delivery rate still grows.
+    plateau: Plateau,
+    /// Largest RTT sample of the last [`DELIVERY_MEMORY_US`] (or ten RTTs), µs.
+    max_rtt: WindowedMax,
+}
+
+impl Default for UdtCc {
+    fn default() -> Self {
+        UdtCc::new()
+    }
+}
+
+impl UdtCc {
+    /// A new instance.
+    pub fn new() -> Self {
+        UdtCc {
+            native: NativeCc::new(NativeConfig::udt().with_increase(IncreaseRule::Linear {
+                gain: INCREASE_GAIN,
+            })),
+            best_delivery: WindowedMax::default(),
+            random_losses: 0,
+            last_ss_event: Instant::ZERO,
+            last_rc_clock: Instant::ZERO,
+            last_decrease: None,
+            last_ack: SeqNo::default(),
+            last_random_loss: None,
+            loss: LossFraction::default(),
+            probing_since: None,
+            plateau: Plateau::default(),
+            max_rtt: WindowedMax::default(),
+        }
+    }
+
+    /// True while the algorithm is in slow start.
+    pub fn in_slow_start(&self) -> bool {
+        self.native.in_slow_start()
+    }
+
+    /// Losses it took for random loss rather than congestion.
+    pub fn random_losses(&self) -> u64 {
+        self.random_losses
+    }
+
+    /// Length of one loss-counting interval, µs: a round trip, at least a SYN.
+    fn loss_interval_us(ctx: &CcContext<'_>) -> u64 {
+        u64::from(ctx.rtt_us()).max(crate::time::SYN_US)
+    }
+
+    fn memory_us(ctx: &CcContext<'_>) -> u64 {
+        (10 * u64::from(ctx.rtt_us())).max(DELIVERY_MEMORY_US)
+    }
+
+    /// Queueing delay now, µs: the latest RTT above the recent minimum.
+    fn queueing_us(ctx: &CcContext<'_>) -> f64 {
+        let (min, last) = (ctx.min_rtt_us(), ctx.last_rtt_us());
+        if min == 0 || last == 0 {
+            return 0.0;
+        }
+        f64::from(last.saturating_sub(min))
+    }
+
+    /// True when the RTT shows a queue of more than [`QUEUE_THRESHOLD_US`] and more than
+    /// [`QUEUE_THRESHOLD_PKTS`] packets at the path's rate. The threshold is the same for every
+    /// flow that shares a bottleneck, whatever its RTT: they see the same queue, and a
+    /// threshold that grew with the RTT would let long-RTT flows keep increasing while short
+    /// ones brake. At low rates a few packets already hold milliseconds.
+    fn queue_building(&self, ctx: &CcContext<'_>) -> bool {
+        let rate = self
+            .credible_capacity(ctx)
+            .unwrap_or(0.0)
+            .max(self.best_delivery.get())
+            .max(1.0);
+        let threshold = QUEUE_THRESHOLD_US.max(QUEUE_THRESHOLD_PKTS * 1e6 / rate);
+        Self::queueing_us(ctx) >= threshold
+    }
+
+    /// True when the path shows congestion: a queue, or more loss than a noisy link causes.
+    fn path_congested(&self, ctx: &CcContext<'_>) -> bool {
+        self.queue_building(ctx) || self.loss.fraction() > CONGESTION_LOSS_FRACTION
+    }
+
+    /// True when a loss reported now is congestion: the queue is near the fullest seen
+    /// recently (a DropTail queue drops when full; random loss strikes at any level), or more
+    /// loss than a noisy link causes.
+    fn loss_is_congestion(&self, ctx: &CcContext<'_>) -> bool {
+        if self.loss.fraction() > CONGESTION_LOSS_FRACTION {
+            return true;
+        }
+        if !self.queue_building(ctx) {
+            return false;
+        }
+        Self::queueing_us(ctx) >= QUEUE_FULL_FRACTION * self.fullest_queue_us(ctx)
+    }
+
+    /// The largest queueing delay of the last [`DELIVERY_MEMORY_US`] (or ten RTTs), µs.
+    fn fullest_queue_us(&self, ctx: &CcContext<'_>) -> f64 {
+        (self.max_rtt.get() - f64::from(ctx.min_rtt_us())).max(0.0)
+    }
+
+    /// The delivery rate, cleaned of the jump that follows a filled hole: nothing can be
+    /// delivered faster than it was sent.
+    fn clean_delivery(ctx: &CcContext<'_>) -> f64 {
+        let (d, s) = (ctx.delivery_rate_pps(), ctx.sent_rate_rtt_ago_pps());
+        if s > 0.0 {
+            d.min(s * 1.02)
+        } else {
+            d
+        }
+    }
+
+    /// The reported capacity if it is credible: the peer currently reports one, and it is
+    /// not below what the path has delivered.
+    fn credible_capacity(&self, ctx: &CcContext<'_>) -> Option<f64> {
+        let reported = f64::from(ctx.bandwidth_pps());
+        let best = self.best_delivery.get();
+        (ctx.capacity_reported() && best > 0.0 && reported >= 0.95 * best).then_some(reported)
+    }
+
+    /// The capacity the increase rule may use, packets/s: the credible reported capacity;
+    /// without one, the best recent delivery rate while the rate is below it (recovery), and
+    /// above it a probe that starts at [`PROBE_START`] of the rate and doubles every
+    /// [`PROBE_DOUBLING_US`] without congestion (the path may have more room: a competing
+    /// flow left) — gentle where the last congestion was, fast where nothing stops it.
+    fn effective_capacity(&self, ctx: &CcContext<'_>) -> u32 {
+        let best = self.best_delivery.get();
+        let c = match self.credible_capacity(ctx) {
+            Some(c) => c.max(best),
+            None => {
+                let rate = 1e6 / ctx.pkt_snd_period_us().max(1e-3);
+                if rate < RECOVERY_BELOW * best {
+                    best
+                } else {
+                    rate * (1.0 + self.probe_fraction(ctx.now()))
+                }
+            }
+        };
+        c.min(f64::from(u32::MAX)) as u32
+    }
+
+    /// The probe's spare capacity as a fraction of the rate.
+    fn probe_fraction(&self, now: Instant) -> f64 {
+        let since = self.probing_since.map_or(0, |t| now.micros_since(t));
+        let doublings = (since / PROBE_DOUBLING_US).min(16) as i32;
+        (PROBE_START * 2f64.powi(doublings)).min(1.0)
+    }
+
+    /// Bounds the rate by the best recent delivery rate plus headroom, while a queue builds
+    /// (without a queue the rate is not above what the path carries; and right after slow
+    /// start, or behind a hole the cumulative ACK waits on, the delivery rate lags the rate
+    /// the path can take).
+    ///
+    /// Only without a credible capacity: with one, the increase already falls to nothing near
+    /// the link, and a bound that is a multiple of each flow's own delivery would make flows
+    /// sharing a queue grow in proportion to their shares, which freezes unequal shares
+    /// (additive increase is what equalises them).
+    fn bound_rate(&self, ctx: &mut CcContext<'_>) {
+        if !self.queue_building(ctx) || self.credible_capacity(ctx).is_some() {
+            return;
+        }
+        let best = self.best_delivery.get().max(ctx.delivery_rate_pps());
+        if best <= 0.0 {
+            return;
+        }
+        let floor_period = 1e6 / (best * (1.0 + RATE_HEADROOM));
+        if ctx.pkt_snd_period_us() < floor_period {
+            ctx.set_pkt_snd_period_us(floor_period);
+        }
+    }
+
+    fn adjusted_inputs(&self, ctx: &CcContext<'_>) -> CcInputs {
+        let mut inputs = *ctx.inputs();
+        // Without a credible capacity the increase comes from the probe, which only the
+        // queue can stop: while one builds, the increase falls to its minimum (the queue
+        // still fills, slowly, and its overflow makes flows converge). With a credible
+        // capacity the spare capacity itself falls to zero near the link, as in UDT, and
+        // braking on the queue would freeze whatever shares the flows had when the queue
+        // formed (a deep queue takes minutes to overflow at the minimum increase).
+        inputs.bandwidth_pps = if self.credible_capacity(ctx).is_none() && self.queue_building(ctx)
+        {
+            1
+        } else {
+            self.effective_capacity(ctx)
+        };
+        let best = self.best_delivery.get().min(f64::from(u32::MAX)) as u32;
+        inputs.rcv_rate_pps = inputs.rcv_rate_pps.max(best);
+        inputs
+    }
+
+    /// One slow-start rate-control event: grow the window; leave slow start when the path is
+    /// full (a queue shows, or the window exceeds a credible bandwidth-delay product).
+    fn slow_start_event(&mut self, ctx: &mut CcContext<'_>, ack: SeqNo) {
+        let w = self.native.slow_start_grow(ctx, ack);
+        // Paced at twice the window's rate rather than in bursts at line rate: the window
+        // still doubles every round trip, but the queue a burst would build does not hide
+        // the queue of a full pipe, which is what ends slow start.
+        let srtt = f64::from(ctx.rtt_us().max(1));
+        ctx.set_pkt_snd_period_us((srtt / (SS_PACING_GAIN * w.max(1.0))).max(1.0));
+        let rtt = f64::from(ctx.min_rtt_us().max(1));
+        let full_by_capacity = self
+            .credible_capacity(ctx)
+            .is_some_and(|c| w > c * rtt / 1e6 + CWND_HEADROOM_PKTS);
+        let plateau =
+            self.plateau
+                .delivery_stalled(ctx.now(), ctx.rtt_us(), self.best_delivery.get());
+        if w > ctx.max_cwnd() || full_by_capacity || plateau || self.queue_building(ctx) {
+            self.leave_slow_start(ctx);
+        }
+    }
+
+    /// A congestion-avoidance rate-control event (the native increase, at most once per SYN),
+    /// then the delivery bound.
+    fn rate_control(&mut self, ctx: &mut CcContext<'_>, ack: SeqNo) {
+        self.last_rc_clock = ctx.now();
+        let rate = 1e6 / ctx.pkt_snd_period_us().max(1e-3);
+        if rate < RECOVERY_BELOW * self.best_delivery.get() || self.queue_building(ctx) {
+            self.probing_since = None;
+        } else if self.probing_since.is_none() {
+            self.probing_since = Some(ctx.now());
+        }
+        let inputs = self.adjusted_inputs(ctx);
+        self.native.on_ack(&mut ctx.with_inputs(&inputs), ack);
+        self.bound_rate(ctx);
+        // The window counts packets not yet cumulatively acknowledged, and a packet behind a
+        // hole stays so until the retransmission fills it, a round trip later: with random
+        // loss the unacknowledged packets reach twice the bandwidth-delay product although
+        // the path holds only one. While random losses are being taken in stride the window
+        // doubles; otherwise it stays the native one, which also keeps flows that share a
+        // queue from running ahead of what they deliver.
+        let recent_random = self.last_random_loss.is_some_and(|t| {
+            ctx.now().micros_since(t) < 4 * u64::from(ctx.rtt_us()) + crate::time::SYN_US
+        });
+        if recent_random {
+            // From the sending rate, not the delivery rate: a window that followed delivery
+            // would cap delivery, which would lower the window.
+            let rate = 1e6 / ctx.pkt_snd_period_us().max(1e-3);
+            let rtt = f64::from(ctx.rtt_us()) + crate::time::SYN_US as f64;
+            let w = WINDOW_BDPS * rate * rtt / 1e6 + CWND_HEADROOM_PKTS;
+            if ctx.cwnd_pkts() < w {
+                ctx.set_cwnd_pkts(w);
+            }
+        }
+    }
+
+    /// Leaves slow start at the rate the path has shown it can carry.
+    fn leave_slow_start(&mut self, ctx: &mut CcContext<'_>) {
+        let best = self.best_delivery.get();
+        let rtt = f64::from(ctx.min_rtt_us().max(1)) / 1e6;
+        let window_rate = ctx.cwnd_pkts() / rtt.max(1e-6);
+        // The window's rate is what the pipe held when slow start ended; the delivery rate
+        // lags it by a round of doubling.
+        let rate = match self.credible_capacity(ctx) {
+            Some(c) => best.max(c.min(window_rate)),
+            None => best.max(window_rate.min(SS_PACING_GAIN * best)),
+        };
+        let rate = if rate > 0.0 {
+            rate
+        } else {
+            f64::from(ctx.rcv_rate_pps())
+        };
+        self.native.leave_slow_start(ctx, rate);
+    }
+}
+
+/// The congestion window after slow start, in bandwidth-delay products (delivery or arrival
+/// rate × (RTT + SYN)).
+const WINDOW_BDPS: f64 = 4.0;
+
+/// Gain of the linear increase (see [`IncreaseRule::Linear`]).
+const INCREASE_GAIN: f64 = 3.0;
+
+/// Slow start paces at this many times the window per RTT.
+const SS_PACING_GAIN: f64 = 2.0;
+
+/// Additive part of the window after slow start, packets (as the native algorithm).
+const CWND_HEADROOM_PKTS: f64 = 16.0;
+
+impl CongestionControl for UdtCc {
+    fn init(&mut self, ctx: &mut CcContext<'_>) {
+        self.native.init(ctx);
+        self.best_delivery = WindowedMax::default();
+        self.last_ss_event = ctx.now();
+        self.last_rc_clock = ctx.now();
+        self.last_ack = ctx.snd_curr_seq();
+        self.plateau = Plateau::default();
+    }
+
+    fn on_ack(&mut self, ctx: &mut CcContext<'_>, ack: SeqNo) {
+        let d = Self::clean_delivery(ctx);
+        if d > 0.0 {
+            let memory = Self::memory_us(ctx);
+            self.best_delivery.update(ctx.now(), memory, d);
+        }
+        if ctx.last_rtt_us() > 0 {
+            let memory = Self::memory_us(ctx);
+            self.max_rtt
+                .update(ctx.now(), memory, f64::from(ctx.last_rtt_us()));
+        }
+        self.last_ack = ack;
+        if self.native.in_slow_start() {
+            if ctx.now().micros_since(self.last_ss_event) >= crate::time::SYN_US {
+                self.last_ss_event = ctx.now();
+                self.slow_start_event(ctx, ack);
+            }
+        } else {
+            self.rate_control(ctx, ack);
+        }
+    }
+
+    fn on_loss(&mut self, ctx: &mut CcContext<'_>, losses: &[SeqRange]) {
+        let perf = ctx.perf();
+        let interval = Self::loss_interval_us(ctx);
+        self.loss.update(
+            ctx.now(),
+            interval,
+            perf.pkt_sent_total,
+            perf.pkt_snd_loss_total,
+        );
+        if self.native.in_slow_start() {
+            // A queue, or more loss than a noisy link causes: a queue of a few packets
+            // overflows long before it shows in the RTT.
+            if self.path_congested(ctx) {
+                self.leave_slow_start(ctx);
+            } else {
+                self.random_losses += 1;
+                self.last_random_loss = Some(ctx.now());
+            }
+            return;
+        }
+        if !self.loss_is_congestion(ctx) {
+            self.random_losses += 1;
+            self.last_random_loss = Some(ctx.now());
+            return;
+        }
+        // The queue of a congestion event takes a round trip (and the ACK timer) to show the
+        // decrease; losses meanwhile — random ones included, which a busy lossy path reports
+        // every few milliseconds — belong to the same event and must not start new epochs.
+        if let Some(at) = self.last_decrease {
+            let hold = 2 * u64::from(ctx.rtt_us()) + crate::time::SYN_US;
+            let still_full =
+                Self::queueing_us(ctx) >= QUEUE_STILL_FULL_FRACTION * self.fullest_queue_us(ctx);
+            if ctx.now().micros_since(at) < hold && !still_full {
+                return;
+            }
+        }
+        self.last_decrease = Some(ctx.now());
+
+        self.probing_since = None;
+        let inputs = self.adjusted_inputs(ctx);
+        self.native.on_loss(&mut ctx.with_inputs(&inputs), losses);
+    }
+
+    fn on_packet_sent(&mut self, ctx: &mut CcContext<'_>, _pkt: &super::PacketInfo) {
+        // The rate-control clock: UDT runs its increase when an ACK acknowledges new data,
+        // which a hole in the sequence (random loss) stops for a round trip at a time; run it
+        // every SYN while sending instead.
+        if !self.native.in_slow_start()
+            && ctx.now().micros_since(self.last_rc_clock) >= crate::time::SYN_US
+        {
+            self.rate_control(ctx, self.last_ack);
+        }
+    }
+
+    fn on_timeout(&mut self, ctx: &mut CcContext<'_>) {
+        if self.native.in_slow_start() {
+            self.leave_slow_start(ctx);
+            return;
+        }
+        let inputs = self.adjusted_inputs(ctx);
+        self.native.on_timeout(&mut ctx.with_inputs(&inputs));
+    }
+}
