@@ -1,0 +1,68 @@
+//! The scaled-down matrix CI runs (`scenarios/sweep/ci.toml`): one flow of the default `udt`
+//! at 10 Mb/s–1 Gb/s × 10 and 100 ms × no, 0.1 % and 1 % random loss × plain and clumped
+//! receivers, one-BDP queue, 40 s each, measured from 10 s.
+//!
+//! The simulation is deterministic, so these are floors on figures, not timing. They sit a
+//! little under what the default measures today (docs/results.md lists every cell); the
+//! issue's targets (≥ 0.90 without loss and at 0.1 %, ≥ 0.75 at 1 %) are above them in the
+//! 1 Gb/s and clumped cells, which docs/results.md reports as open.
+
+use udt_sim::sweep::CellResult;
+use udt_sim::SweepSpec;
+
+fn ci_matrix() -> Vec<CellResult> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/sweep/ci.toml");
+    let text = std::fs::read_to_string(path).expect("scenarios/sweep/ci.toml");
+    let spec = SweepSpec::from_toml(&text).expect("valid sweep");
+    let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
+    spec.run(jobs, &|_, _, _| {})
+}
+
+fn describe(r: &CellResult) -> String {
+    format!(
+        "{} {} Mb/s {} ms loss {}: util {:.3} t90 {:?} retrans {:.2e}",
+        r.cell.path,
+        r.cell.rate_mbps,
+        r.cell.rtt_ms,
+        r.cell.loss,
+        r.utilization,
+        r.t90_s,
+        r.retrans_ratio
+    )
+}
+
+#[test]
+fn default_holds_its_floors_on_the_ci_matrix() {
+    let results = ci_matrix();
+    assert_eq!(results.len(), 36, "3 rates x 2 RTTs x 3 losses x 2 paths");
+    let mut failures = Vec::new();
+    for r in &results {
+        let line = describe(r);
+        eprintln!("{line}");
+        if !r.integrity_ok {
+            failures.push(format!("integrity: {line}"));
+        }
+        let floor = match r.cell.loss {
+            l if l == 0.0 => 0.82,
+            l if l <= 0.001 => 0.67,
+            _ => 0.45,
+        };
+        if r.utilization < floor {
+            failures.push(format!("below {floor}: {line}"));
+        }
+        // Without random loss the flow reaches 90 % of the link within 15 s (paper: 7.5 s
+        // at 1 Gb/s, 110 ms) and retransmits under 1 % of what it sends.
+        if r.cell.loss == 0.0 {
+            if !r.t90_s.is_some_and(|t| t <= 15.0) {
+                failures.push(format!("slow to 90 %: {line}"));
+            }
+            if r.retrans_ratio > 0.01 {
+                failures.push(format!("retransmits: {line}"));
+            }
+        } else if r.retrans_ratio > 3.0 * r.cell.loss + 0.01 {
+            // Random loss costs about one retransmission per lost packet, not a burst.
+            failures.push(format!("retransmits: {line}"));
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
