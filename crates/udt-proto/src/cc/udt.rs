@@ -10,14 +10,15 @@
 //! can distort:
 //!
 //! 1. **Loss is congestion only when the path shows congestion**: the RTT has risen above its
-//!    10 s minimum by a queueing threshold and the queue is at least half the fullest seen in
+//!    10 s minimum by a queueing threshold (1.5 ms, 4 packets' time or 2 RTTVar, whichever
+//!    is largest) and the queue is at least half the fullest seen in
 //!    the last seconds (a DropTail queue drops when full; random loss strikes at any level),
 //!    or more than 5 % of the packets of the last round trips were lost. Otherwise the loss
 //!    is taken for random loss (a noisy link): the packets are retransmitted and the rate
 //!    stays. Paper 000 §3.3.2's noisy-link rule ignores only the first loss of an event,
 //!    which at 0.1 % loss and 1 Gbit/s (80 losses a second) is not enough. After a decrease,
-//!    further losses wait 2·RTT + SYN unless the queue is still nearly full (the decrease did
-//!    not drain it: other flows, TCP among them, keep it full).
+//!    further losses wait 2·RTT + SYN, or only RTT + SYN when the queue is still nearly
+//!    full (the decrease did not drain it: other flows, TCP among them, keep it full).
 //! 2. **The capacity the increase uses is checked.** UDT's increase depends on the spare
 //!    capacity, link capacity minus the current rate. The receiver's packet-pair estimate is
 //!    used only when it is at least the best delivery rate of the last seconds (a clumped
@@ -43,10 +44,15 @@ use crate::time::Instant;
 /// what the path has delivered by this much while it probes for more.
 const RATE_HEADROOM: f64 = 1.0 / 16.0;
 /// Queueing delay that marks congestion, µs: above the RTT noise of clumped paths (a
-/// receiver that coalesces for 125–250 µs delays ACKs by as much)...
-const QUEUE_THRESHOLD_US: f64 = 500.0;
-/// ... and above this many packets' worth at the path's rate.
+/// receiver that coalesces for 125–250 µs delays ACKs by as much) and of real hosts (through
+/// `udt relay` at 1 Gb/s the RTT wanders 0.5–1 ms above its minimum with no queue at the
+/// bottleneck; at 500 µs that noise read as congestion and cost half the throughput)...
+const QUEUE_THRESHOLD_US: f64 = 1500.0;
+/// ... and above this many packets' worth at the path's rate...
 const QUEUE_THRESHOLD_PKTS: f64 = 4.0;
+/// ... and above this many times the RTT variation: real hosts add RTT noise of 0.5–1 ms
+/// (scheduling, interrupt coalescing, a user-space emulator), which the simulator does not.
+const QUEUE_THRESHOLD_RTT_VARS: f64 = 2.0;
 /// A loss fraction above this over the last round trips is congestion whatever the RTT says:
 /// a queue too short to show in the RTT (a few packets at 10 Gbit/s hold microseconds)
 /// overflows without a delay signal, and random loss of a few percent is already more than
@@ -274,7 +280,10 @@ impl UdtCc {
             .unwrap_or(0.0)
             .max(self.best_delivery.get())
             .max(1.0);
-        let threshold = QUEUE_THRESHOLD_US.max(QUEUE_THRESHOLD_PKTS * 1e6 / rate);
+        let noise = QUEUE_THRESHOLD_RTT_VARS * f64::from(ctx.rtt_var_us());
+        let threshold = QUEUE_THRESHOLD_US
+            .max(QUEUE_THRESHOLD_PKTS * 1e6 / rate)
+            .max(noise);
         Self::queueing_us(ctx) >= threshold
     }
 
@@ -539,10 +548,18 @@ impl CongestionControl for UdtCc {
         // decrease; losses meanwhile — random ones included, which a busy lossy path reports
         // every few milliseconds — belong to the same event and must not start new epochs.
         if let Some(at) = self.last_decrease {
-            let hold = 2 * u64::from(ctx.rtt_us()) + crate::time::SYN_US;
+            let rtt = u64::from(ctx.rtt_us());
+            let since = ctx.now().micros_since(at);
+            // The decrease shows in the queue a round trip later at the earliest; until then
+            // every loss belongs to the same event. After that, one that finds the queue
+            // still nearly full means the congestion persists (other flows keep it full).
+            // The round trip is the smoothed RTT, queueing included: the queue is shared, so
+            // flows of every propagation RTT wait about as long, and a 1 ms flow that could
+            // decrease every 11 ms under a 100 ms queue got 0.68 of a 100 ms flow's share.
             let still_full =
                 Self::queueing_us(ctx) >= QUEUE_STILL_FULL_FRACTION * self.fullest_queue_us(ctx);
-            if ctx.now().micros_since(at) < hold && !still_full {
+            let first = rtt + crate::time::SYN_US;
+            if since < first || (since < 2 * rtt + crate::time::SYN_US && !still_full) {
                 return;
             }
         }
