@@ -5,6 +5,8 @@
 # 4.11 peers (interop/target/udt4-peer, built by interop/build.sh). Default options on both.
 #
 # usage: scripts/wan-bench.sh ours|udt4 [SECONDS] [RATE] [ONE_WAY_DELAY] [QUEUE_PACKETS]
+# Environment: LOSS (random loss both ways, e.g. 0.001), CLUMP (clumped release towards the
+# receiver, e.g. 125us) and CLUMP_MAX (packets per clump, default 32).
 # Prints one line: receiver throughput (Mb/s over the connection), bytes, verification, the
 # sender's retransmissions, the relay's drops (queue and kernel) and mean lateness, and the
 # sender's CPU time.
@@ -24,7 +26,9 @@ else
 fi
 srv=$!
 "$udt" relay --listen 127.0.0.1:$rp --to 127.0.0.1:$sp --rate "$rate" --queue "$queue" \
-  --delay "$delay" --interval 0 --json >"$tmp/relay" 2>/dev/null &
+  --delay "$delay" --loss "fwd=${LOSS:-0},rev=${LOSS:-0}" \
+  --clump "fwd=${CLUMP:-0}" --clump-max "fwd=${CLUMP_MAX:-32}" \
+  --interval 0 --json >"$tmp/relay" 2>/dev/null &
 relay=$!
 sleep 0.5
 # The sender's CPU time (user + system, seconds) from its rusage.
