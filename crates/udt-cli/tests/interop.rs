@@ -1275,7 +1275,14 @@ fn message_ttl_lossy_udt4_to_ours() {
     let ours = join(h, "our message receiver");
     let c = cli.wait(Duration::from_secs(if ours.is_ok() { 120 } else { 5 }));
     let r = ours.unwrap_or_else(|e| fail(&e, &[&c]));
-    if !c.success() {
+    // A 4.11 process that has reported its whole send (and closed) sometimes never exits:
+    // UDT::cleanup() waits for its garbage collector, which keeps a socket whose shifted
+    // mapping (below) left it half-closed. Seen once in four full runs on 2026-11-25, after
+    // `"close_seconds"` was printed; that hang is 4.11's, not the transfer's.
+    let reported_all = c.status.is_none()
+        && c.json().get("bytes").and_then(Value::as_u64) == Some(n)
+        && c.json().get("close_seconds").is_some();
+    if !c.success() && !reported_all {
         fail(
             &format!("the UDT4 sender failed; our receiver: {r:?}"),
             &[&c],
