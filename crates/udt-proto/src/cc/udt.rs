@@ -550,10 +550,8 @@ impl CongestionControl for UdtCc {
         if let Some(at) = self.last_decrease {
             let rtt = u64::from(ctx.rtt_us());
             let since = ctx.now().micros_since(at);
-            // The decrease shows in the queue a round trip later at the earliest; until then
-            // every loss belongs to the same event. After that, one that finds the queue
-            // still nearly full means the congestion persists (other flows keep it full).
-            // The round trip is the smoothed RTT, queueing included: the queue is shared, so
+            // After one round trip, a loss that finds the queue still nearly full means the
+            // congestion persists (other flows keep it full). The round trip is the smoothed RTT, queueing included: the queue is shared, so
             // flows of every propagation RTT wait about as long, and a 1 ms flow that could
             // decrease every 11 ms under a 100 ms queue got 0.68 of a 100 ms flow's share.
             let still_full =
