@@ -332,6 +332,151 @@ typedef enum udt_status {
 } udt_status;
 
 /**
+ * What a callback sees of the connection, and the controls it sets.
+ */
+typedef struct udt_cc_ctx {
+  /**
+   * Maximum segment size, bytes including IP and UDP headers.
+   */
+  int mss;
+  /**
+   * The peer's flow window: the largest useful congestion window, packets.
+   */
+  double max_cwnd;
+  /**
+   * Largest sequence number sent so far.
+   */
+  int32_t snd_curr_seq;
+  /**
+   * Arrival rate the receiver reports, packets per second.
+   */
+  int rcv_rate;
+  /**
+   * Smoothed round-trip time, µs.
+   */
+  int rtt_us;
+  /**
+   * Estimated link capacity, packets per second.
+   */
+  int bandwidth;
+  /**
+   * Control: time between packets, µs (0: send as fast as the window allows).
+   */
+  double pkt_snd_period_us;
+  /**
+   * Control: congestion window, packets.
+   */
+  double cwnd;
+  /**
+   * The library's side of the context; do not touch.
+   */
+  void *internal;
+} udt_cc_ctx;
+
+/**
+ * A data packet, as `on_pkt_sent`/`on_pkt_received` see it.
+ */
+typedef struct udt_cc_packet {
+  /**
+   * Sequence number.
+   */
+  int32_t seq;
+  /**
+   * The message word (boundary bits, in-order flag, message number), as on the wire.
+   */
+  int32_t msgno;
+  /**
+   * Timestamp, µs since the sending socket was opened.
+   */
+  int32_t timestamp;
+  /**
+   * Payload length, bytes.
+   */
+  int payload_len;
+  /**
+   * 1 for a retransmission (sender side).
+   */
+  int retransmission;
+} udt_cc_packet;
+
+/**
+ * A custom control message (type 0x7FFF) from the peer's algorithm.
+ */
+typedef struct udt_cc_custom_msg {
+  /**
+   * Extended type (16 bits).
+   */
+  int ext_type;
+  /**
+   * Additional-info word.
+   */
+  uint32_t info;
+  /**
+   * Body bytes as on the wire (UDT4 peers send 32-bit words in network order).
+   */
+  const uint8_t *body;
+  /**
+   * Body length, bytes.
+   */
+  int body_len;
+} udt_cc_custom_msg;
+
+/**
+ * A congestion-control algorithm as C callbacks. Every member may be null (nothing to do).
+ * `create` is called once per connection (from a library thread) with the `user` pointer
+ * given to `udt_setcc`, and returns that connection's state; `destroy` frees it; `release`
+ * is called once with `user` when no socket uses the algorithm any more. The callbacks of
+ * one connection never run concurrently; different connections' may.
+ */
+typedef struct udt_cc_ops {
+  /**
+   * Makes the state of one connection's algorithm.
+   */
+  void *(*create)(void *user);
+  /**
+   * Frees what `create` made.
+   */
+  void (*destroy)(void *cc);
+  /**
+   * The connection is established.
+   */
+  void (*init)(void *cc, struct udt_cc_ctx *ctx);
+  /**
+   * The connection is closing.
+   */
+  void (*close)(void *cc, struct udt_cc_ctx *ctx);
+  /**
+   * An ACK acknowledged everything before sequence number `ack`.
+   */
+  void (*on_ack)(void *cc, struct udt_cc_ctx *ctx, int32_t ack);
+  /**
+   * A NAK reported losses, in UDT4's loss-list encoding (a range is its first number with
+   * the top bit set, then its last number).
+   */
+  void (*on_loss)(void *cc, struct udt_cc_ctx *ctx, const int32_t *losses, int n);
+  /**
+   * The retransmission timer expired.
+   */
+  void (*on_timeout)(void *cc, struct udt_cc_ctx *ctx);
+  /**
+   * A data packet is about to leave.
+   */
+  void (*on_pkt_sent)(void *cc, struct udt_cc_ctx *ctx, const struct udt_cc_packet *pkt);
+  /**
+   * A data packet arrived.
+   */
+  void (*on_pkt_received)(void *cc, struct udt_cc_ctx *ctx, const struct udt_cc_packet *pkt);
+  /**
+   * A custom control message arrived.
+   */
+  void (*process_custom_msg)(void *cc, struct udt_cc_ctx *ctx, const struct udt_cc_custom_msg *msg);
+  /**
+   * No socket uses the algorithm any more: free `user`.
+   */
+  void (*release)(void *user);
+} udt_cc_ops;
+
+/**
  * UDT4's `TRACEINFO`. Totals count since the connection started; the others since the last
  * `udt_perfmon` with `clear` ≠ 0.
  */
@@ -465,6 +610,60 @@ typedef struct udt_traceinfo {
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+/**
+ * Installs the algorithm `ops` (with `user`, and named `name` for statistics) on socket `u`
+ * before it connects; accepted sockets inherit a listener's. The library copies `*ops`, and
+ * calls `ops->release(user)` once no socket uses the algorithm. Returns 0 or `UDT_ERROR`
+ * (then `release` is called before returning).
+ *
+ * # Safety
+ * `ops` must point to a valid `udt_cc_ops` whose functions honour its contract; `name` must
+ * be a NUL-terminated string or null.
+ */
+int udt_setcc(int u, const struct udt_cc_ops *ops, void *user, const char *name);
+
+/**
+ * Sets the period of the receiver's timer-driven ACKs, µs (capped at 10 000; 0: default).
+ *
+ * # Safety
+ * `ctx` must be the context of the running callback.
+ */
+int udt_cc_set_ack_timer(struct udt_cc_ctx *ctx, int64_t us);
+
+/**
+ * Also acknowledges every `pkts` received packets (0: off).
+ *
+ * # Safety
+ * `ctx` must be the context of the running callback.
+ */
+int udt_cc_set_ack_interval(struct udt_cc_ctx *ctx, int pkts);
+
+/**
+ * Replaces UDT's retransmission timeout by a fixed `us` µs (0: UDT's formula).
+ *
+ * # Safety
+ * `ctx` must be the context of the running callback.
+ */
+int udt_cc_set_rto(struct udt_cc_ctx *ctx, int64_t us);
+
+/**
+ * Queues a custom control message for the peer's algorithm: `ext_type` (16 bits), `info`,
+ * and `len` body bytes (UDT4 peers read them as 32-bit words in network order).
+ *
+ * # Safety
+ * `ctx` must be the context of the running callback; `body` must point to `len` bytes (or
+ * be null with `len` 0).
+ */
+int udt_cc_send_custom(struct udt_cc_ctx *ctx, int ext_type, uint32_t info, const uint8_t *body, int len);
+
+/**
+ * Writes the connection's statistics (nothing is cleared) to `*perf`.
+ *
+ * # Safety
+ * `ctx` must be the context of the running callback; `perf` a writable `udt_traceinfo`.
+ */
+int udt_cc_perf(struct udt_cc_ctx *ctx, struct udt_traceinfo *perf);
 
 /**
  * A new poller (UDT4's `epoll_create`); returns its id, or `UDT_ERROR`.
@@ -629,6 +828,16 @@ const char *udt_getlasterror_desc(void);
  * Resets the calling thread's last error to `UDT_SUCCESS`.
  */
 void udt_clearlasterror(void);
+
+/**
+ * Records an error of a layer above this one (the C++ drop-in, say) as the calling thread's
+ * last error, so that `udt_getlasterror_*` report it like any other: `code` is a `udt_errno`,
+ * `desc` a NUL-terminated description (null: none).
+ *
+ * # Safety
+ * `desc`, if not null, must be a NUL-terminated string.
+ */
+void udt_setlasterror(int code, const char *desc);
 
 /**
  * Sets option `optname` (`udt_opt`) of `u` from the `optlen` bytes at `optval`: an `int`, a

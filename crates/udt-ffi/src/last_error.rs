@@ -116,3 +116,29 @@ pub extern "C" fn udt_clearlasterror() {
         Ok(())
     })
 }
+
+/// Records an error of a layer above this one (the C++ drop-in, say) as the calling thread's
+/// last error, so that `udt_getlasterror_*` report it like any other: `code` is a `udt_errno`,
+/// `desc` a NUL-terminated description (null: none).
+///
+/// # Safety
+/// `desc`, if not null, must be a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn udt_setlasterror(code: c_int, desc: *const c_char) {
+    guarded_or((), || {
+        let message = if desc.is_null() {
+            String::new()
+        } else {
+            // SAFETY: per the contract.
+            unsafe { std::ffi::CStr::from_ptr(desc) }
+                .to_string_lossy()
+                .into_owned()
+        };
+        set(&FfiError {
+            code,
+            errno: 0,
+            message,
+        });
+        Ok(())
+    })
+}

@@ -24,6 +24,7 @@
 
 pub mod addr;
 pub mod call;
+pub mod cc;
 pub mod consts;
 pub mod epoll;
 pub mod file;
