@@ -25,4 +25,6 @@ echo "== lint"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 echo "== tests (unit, property, integration, scaled-down paper scenarios, interop with UDT4 4.11)"
 cargo test --workspace --quiet
+echo "== C API and UDT4 C++ drop-in (valgrind, peer.cpp against real UDT4, interop suite)"
+scripts/test-c.sh
 echo "== all tests passed"

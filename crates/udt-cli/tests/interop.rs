@@ -17,7 +17,9 @@
 //!
 //! Results (times, Mb/s) are printed (`-- --nocapture`) and appended to
 //! `interop/target/results.jsonl`. `UDT_INTEROP_BIN=path/to/udt` tests another build of our
-//! binary (e.g. the release one) instead of the one Cargo built for the tests.
+//! binary (e.g. the release one) instead of the one Cargo built for the tests, and
+//! `UDT_INTEROP_PEER=path` another build of the peer (scripts/test-c.sh passes `peer.cpp` built
+//! against our C++ drop-in, so the suite then checks the drop-in against our engine).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::UdpSocket;
@@ -42,10 +44,20 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// Builds the UDT4 peer once (interop/build.sh) and returns its path.
+/// Builds the UDT4 peer once (interop/build.sh) and returns its path; `UDT_INTEROP_PEER`
+/// names another build of `interop/peer.cpp` instead (the C++ drop-in's, from
+/// scripts/test-c.sh).
 fn peer_bin() -> PathBuf {
     static BIN: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     BIN.get_or_init(|| {
+        if let Some(p) = std::env::var_os("UDT_INTEROP_PEER") {
+            let p = PathBuf::from(p);
+            return if p.is_file() {
+                Ok(p)
+            } else {
+                Err(format!("UDT_INTEROP_PEER={} is not a file", p.display()))
+            };
+        }
         let script = root().join("interop/build.sh");
         let out = Command::new("bash")
             .arg(&script)
