@@ -52,8 +52,9 @@ struct udt_dropin_cc_bridge {
         c->m_iRcvRate = ctx->rcv_rate;
         c->m_iRTT = ctx->rtt_us;
         c->m_iBandwidth = ctx->bandwidth;
-        c->m_dPktSndPeriod = ctx->pkt_snd_period_us;
-        c->m_dCWndSize = ctx->cwnd;
+        // The window and the period are the algorithm's: as in UDT4 the engine takes them
+        // from the CCC after every callback (so a constructor's or setRate()'s values hold),
+        // and never writes them into it.
         apply_pending(c);
     }
 
@@ -264,7 +265,9 @@ int set_cc(UDTSOCKET u, const void* optval, int optlen) {
 }
 
 int get_cc(UDTSOCKET u, void* optval, int* optlen) {
-    if (optval == NULL || optlen == NULL || *optlen < static_cast<int>(sizeof(CCC*))) {
+    // UDT4 does not read *optlen here (its own sample passes an uninitialised int): only
+    // the pointers are checked.
+    if (optval == NULL || optlen == NULL) {
         set_local_error(CUDTException::EINVPARAM, "UDT_CC reads into a CCC*");
         return UDT::ERROR;
     }

@@ -137,11 +137,15 @@ public:
 
 // A fixed-rate algorithm like 4.11's UDPBlast: the application changes the rate through the
 // instance it reads back with getsockopt(UDT_CC).
+// Like UDT4's sample, its constructor sets a 1 s period and a huge window, and the rate is
+// set from outside any callback.
 class RateCC : public CCC {
 public:
-    RateCC() { m_dCWndSize = 83333.0; }
+    RateCC() {
+        m_dPktSndPeriod = 1000000.0;
+        m_dCWndSize = 83333.0;
+    }
     void setRate(double mbps) { m_dPktSndPeriod = (m_iMSS * 8.0) / mbps; }
-    virtual void init() { setRate(200.0); }
     virtual void onACK(int32_t) { seen_mss = m_iMSS; }
     int seen_mss = 0;
 };
@@ -262,9 +266,12 @@ static void test_ccc() {
     CCCFactory<RateCC> rf;
     CHECK(pair(&c, &s, &rf), "pair with a CCC rate algorithm");
     RateCC* rate = NULL;
-    len = sizeof rate;
+    len = -12345;  // UDT4's sample passes an uninitialised length here
     CHECK(UDT::getsockopt(c, 0, UDT_CC, &rate, &len) == 0 && rate != NULL, "rate algorithm handle");
-    CHECK(transfer(c, s, 1 << 20), "1 MiB at the algorithm's rate");
+    UDT::perfmon(c, &t);
+    CHECK(t.usPktSndPeriod > 900000.0, "the constructor's period is in force");
+    if (rate != NULL) rate->setRate(200.0);
+    CHECK(transfer(c, s, 1 << 20), "1 MiB at the rate set through the handle");
     UDT::perfmon(c, &t);
     double want = 1500 * 8.0 / 200.0;  // µs per packet at 200 Mb/s
     CHECK(t.usPktSndPeriod > want * 0.9 && t.usPktSndPeriod < want * 1.1, "the algorithm's period is in force");

@@ -3,8 +3,10 @@
  * written for UDT4 as a CCC subclass compiles unchanged and runs in udt's engine through
  * UDT::setsockopt(u, 0, UDT_CC, new CCCFactory<T>, sizeof(CCCFactory<T>)).
  *
- * The protected members are refreshed from the connection before every callback and the two
- * controls (m_dPktSndPeriod, m_dCWndSize) are read back after it, as in UDT4.
+ * The measurement members (m_iMSS, m_iRTT, m_iRcvRate, m_iBandwidth, m_dMaxCWndSize,
+ * m_iSndCurrSeqNo) are refreshed from the connection before every callback; the two controls
+ * (m_dCWndSize, m_dPktSndPeriod) belong to the algorithm and are read after every callback,
+ * as in UDT4 (so values set in a constructor, or by the application between callbacks, hold).
  */
 #ifndef UDT_DROPIN_CCC_H
 #define UDT_DROPIN_CCC_H
