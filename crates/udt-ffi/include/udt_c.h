@@ -902,8 +902,9 @@ int udt_bind(int u, const struct sockaddr *name, int namelen);
 
 /**
  * Binds `u` to the UDP socket `udpsock` the application made (UDT4's `bind2`); the library
- * takes it over and closes it with `u`. A descriptor that is not an open UDP socket is
- * refused (`UDT_EINVPARAM`) and left alone.
+ * takes it over and closes it with `u`. A descriptor that is not an open UDP socket of the
+ * socket's family is refused (`UDT_EINVPARAM`), as is a socket already bound
+ * (`UDT_EBOUNDSOCK`); a refused descriptor stays the caller's.
  */
 int udt_bind2(int u, int udpsock);
 

@@ -72,19 +72,37 @@ pub unsafe extern "C" fn udt_bind(u: c_int, name: *const sockaddr, namelen: c_in
 }
 
 /// Binds `u` to the UDP socket `udpsock` the application made (UDT4's `bind2`); the library
-/// takes it over and closes it with `u`. A descriptor that is not an open UDP socket is
-/// refused (`UDT_EINVPARAM`) and left alone.
+/// takes it over and closes it with `u`. A descriptor that is not an open UDP socket of the
+/// socket's family is refused (`UDT_EINVPARAM`), as is a socket already bound
+/// (`UDT_EBOUNDSOCK`); a refused descriptor stays the caller's.
 #[no_mangle]
 pub extern "C" fn udt_bind2(u: c_int, udpsock: c_int) -> c_int {
     guarded(|| {
         let s = handles::socket(u)?;
         check_udp_fd(udpsock)?;
-        // SAFETY: `udpsock` is an open datagram socket (checked) that the caller hands over.
-        let udp = unsafe { UdpSocket::from_raw_fd(udpsock) };
-        match s.bind_udp(udp) {
-            Ok(()) => Ok(0),
-            Err(e) => Err(e.into()),
+        // Refuse what bind_udp would refuse before taking the descriptor over, so a refused
+        // descriptor stays the caller's.
+        match s.status() {
+            Udt4Status::Init => {}
+            Udt4Status::Closed | Udt4Status::NonExist => return Err(udt::Error::Closed.into()),
+            _ => return Err(udt::Error::AlreadyBound.into()),
         }
+        // SAFETY: `udpsock` is an open datagram socket (checked); ManuallyDrop keeps it open
+        // if we give it back.
+        let udp = std::mem::ManuallyDrop::new(unsafe { UdpSocket::from_raw_fd(udpsock) });
+        let local = udp.local_addr().map_err(udt::Error::Io)?;
+        let family_ok = match s.family() {
+            Family::V4 => local.is_ipv4(),
+            Family::V6 => local.is_ipv6(),
+        };
+        if !family_ok {
+            return Err(FfiError::param(
+                "the UDP socket's address family differs from the UDT socket's",
+            ));
+        }
+        // From here on the descriptor is the library's, as in UDT4 (closed with `u`).
+        s.bind_udp(std::mem::ManuallyDrop::into_inner(udp))?;
+        Ok(0)
     })
 }
 

@@ -188,7 +188,17 @@ static void test_bind2(void) {
     struct sockaddr_in k;
     socklen_t klen = sizeof k;
     getsockname(udp, (struct sockaddr *)&k, &klen);
+    int udp6 = socket(AF_INET6, SOCK_DGRAM, 0);
+    if (udp6 >= 0) {
+        FAILS_WITH(udt_bind2(u, udp6), UDT_EINVPARAM, "bind2 with an IPv6 UDP socket on an IPv4 socket");
+        CHECK(fcntl(udp6, F_GETFD) >= 0, "bind2 left the refused IPv6 socket open");
+        close(udp6);
+    }
     CHECK(udt_bind2(u, udp) == 0, "bind2 with a UDP socket");
+    int udp2 = socket(AF_INET, SOCK_DGRAM, 0);
+    FAILS_WITH(udt_bind2(u, udp2), UDT_EBOUNDSOCK, "bind2 on a bound socket");
+    CHECK(fcntl(udp2, F_GETFD) >= 0, "bind2 left the descriptor of a bound socket open");
+    close(udp2);
     CHECK(port_of(u) == ntohs(k.sin_port), "bind2 uses the UDP socket's port");
     CHECK(udt_listen(u, 4) == 0, "listen on a bind2 socket");
     int c = udt_socket(AF_INET, SOCK_STREAM, 0);
