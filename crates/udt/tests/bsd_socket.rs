@@ -321,7 +321,10 @@ fn connect_timeout_gives_up_early_and_leaves_the_socket_bound() {
     let port = c.local_addr().unwrap();
     let started = Instant::now();
     let e = c
-        .connect_timeout(silent.local_addr().unwrap(), Some(Duration::from_millis(200)))
+        .connect_timeout(
+            silent.local_addr().unwrap(),
+            Some(Duration::from_millis(200)),
+        )
         .unwrap_err();
     assert_eq!(e.udt4_code(), 6003, "{e}");
     assert!(started.elapsed() < Duration::from_secs(2));
@@ -329,7 +332,8 @@ fn connect_timeout_gives_up_early_and_leaves_the_socket_bound() {
     assert_eq!(c.local_addr().unwrap(), port);
     // Within the limit it connects as `connect` does.
     let (l, addr) = listening(SocketKind::Stream);
-    c.connect_timeout(addr, Some(Duration::from_secs(5))).unwrap();
+    c.connect_timeout(addr, Some(Duration::from_secs(5)))
+        .unwrap();
     let (_s, peer) = l.accept().unwrap();
     assert_eq!(peer.port(), port.port());
 }
