@@ -31,7 +31,11 @@ final class UdtInputStream extends InputStream {
         return socket.recv(b, off, len);
     }
 
-    /** Bytes that can be read without blocking: what UDT's receive buffer holds. */
+    /**
+     * 1 when a read would return without blocking (data, or the end of the stream), else 0:
+     * UDT does not report an exact byte count, and 1 honours {@link InputStream#available()}'s
+     * contract of a lower bound.
+     */
     @Override
     public int available() throws IOException {
         return socket.available();

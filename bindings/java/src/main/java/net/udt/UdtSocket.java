@@ -440,8 +440,12 @@ public final class UdtSocket implements AutoCloseable {
         }
     }
 
-    /** Bytes waiting in the receive buffer, for {@link UdtInputStream#available()}. */
+    /**
+     * For {@link UdtInputStream#available()}: 1 while a read would not block (UDT4's
+     * {@code UDT_EPOLL_IN} in {@link UdtOption#UDT_EVENT}), else 0. Not a byte count:
+     * {@code UDT_RCVDATA} is kept in whole packets and counts acknowledged data only.
+     */
     int available() throws IOException {
-        return (Integer) getOption(UdtOption.UDT_RCVDATA);
+        return ((Integer) getOption(UdtOption.UDT_EVENT) & 1) != 0 ? 1 : 0;
     }
 }
