@@ -70,7 +70,12 @@ pub(crate) fn read_from(
 }
 
 /// Copies `src` into `array` at `off`.
-pub(crate) fn write_to(env: &JNIEnv<'_>, array: &JByteArray<'_>, off: usize, src: &[u8]) -> Res<()> {
+pub(crate) fn write_to(
+    env: &JNIEnv<'_>,
+    array: &JByteArray<'_>,
+    off: usize,
+    src: &[u8],
+) -> Res<()> {
     env.set_byte_array_region(array, off as i32, bytemuck::cast_slice(src))?;
     Ok(())
 }

@@ -60,7 +60,12 @@ pub(crate) fn run<'l, T>(
             default
         }
         Err(_) => {
-            throw_udt(env, UNKNOWN, "internal error: panic in the native layer", false);
+            throw_udt(
+                env,
+                UNKNOWN,
+                "internal error: panic in the native layer",
+                false,
+            );
             default
         }
     }

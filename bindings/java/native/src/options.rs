@@ -61,7 +61,9 @@ pub extern "system" fn Java_net_udt_Native_setBool<'l>(
     n: jint,
     value: jboolean,
 ) {
-    run(&mut env, (), |_| set(id, n, OptValue::Bool(value == JNI_TRUE)))
+    run(&mut env, (), |_| {
+        set(id, n, OptValue::Bool(value == JNI_TRUE))
+    })
 }
 
 /// `void setLinger(long id, int seconds)`: `UDT_LINGER`; a negative value turns it off.

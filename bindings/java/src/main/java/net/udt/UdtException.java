@@ -66,6 +66,7 @@ public class UdtException extends IOException {
     /** The peer reported an error ({@code EPEERERR}). */
     public static final int EPEERERR = 7000;
 
+    /** UDT4's error code. */
     private final int errorCode;
 
     /**

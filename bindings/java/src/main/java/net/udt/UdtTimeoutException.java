@@ -12,6 +12,7 @@ import java.net.SocketTimeoutException;
 public class UdtTimeoutException extends SocketTimeoutException {
     private static final long serialVersionUID = 1L;
 
+    /** UDT4's error code. */
     private final int errorCode;
 
     /**
