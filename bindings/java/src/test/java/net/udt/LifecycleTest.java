@@ -88,6 +88,25 @@ class LifecycleTest {
     }
 
     @Test
+    void bindWithABacklogQueuesConnectionsUntilAccepted() throws Exception {
+        try (UdtServerSocket l = new UdtServerSocket(UdtSocketType.STREAM)) {
+            l.bind(TestSupport.loopback(), 3);
+            UdtSocket[] clients = new UdtSocket[3];
+            for (int i = 0; i < clients.length; i++) {
+                clients[i] = new UdtSocket();
+                clients[i].connect(l.getLocalSocketAddress(), 5000);
+            }
+            l.setSoTimeout(5000);
+            for (UdtSocket c : clients) {
+                try (UdtSocket s = l.accept()) {
+                    assertTrue(s.isConnected());
+                }
+                c.close();
+            }
+        }
+    }
+
+    @Test
     void acceptTimesOutWithSoTimeout() throws Exception {
         try (UdtServerSocket l = TestSupport.server(UdtSocketType.STREAM)) {
             assertEquals(0, l.getSoTimeout());
