@@ -105,4 +105,70 @@ class ConcurrencyTest {
             idle.close();
         }
     }
+
+    @Test
+    void closeRacingWithCallsOnTheSameSocketIsClean() throws Exception {
+        for (int round = 0; round < 20; round++) {
+            TestSupport.Pair p = TestSupport.pair(UdtSocketType.STREAM);
+            ExecutorService pool = Executors.newFixedThreadPool(6);
+            try {
+                List<Future<?>> users = new ArrayList<>();
+                for (int t = 0; t < 5; t++) {
+                    final int which = t;
+                    users.add(pool.submit(() -> {
+                        // Each call either works or fails with EINVSOCK once the close won.
+                        for (int i = 0; i < 200; i++) {
+                            try {
+                                switch (which) {
+                                    case 0 -> p.client().getOutputStream().write(new byte[1000]);
+                                    case 1 -> p.client().getOption(UdtOption.UDT_SNDDATA);
+                                    case 2 -> p.client().perfmon(false);
+                                    case 3 -> p.client().setOption(UdtOption.UDT_MAXBW, 1L << 30);
+                                    default -> p.client().getLocalSocketAddress();
+                                }
+                            } catch (UdtException e) {
+                                assertEquals(UdtException.EINVSOCK, e.getErrorCode(), e.getMessage());
+                                return null;
+                            }
+                        }
+                        return null;
+                    }));
+                }
+                Thread.sleep(round % 5);
+                p.client().close();
+                for (Future<?> f : users) {
+                    f.get(20, TimeUnit.SECONDS);
+                }
+            } finally {
+                pool.shutdownNow();
+                p.server().close();
+            }
+        }
+    }
+
+    @Test
+    void aForgottenSocketIsClosedByTheCleaner() throws Exception {
+        // A socket bound without port sharing, then dropped: once collected, its port is free.
+        int port;
+        {
+            UdtSocket s = new UdtSocket();
+            s.setOption(UdtOption.UDT_REUSEADDR, false);
+            s.bind(TestSupport.loopback());
+            port = s.getLocalSocketAddress().getPort();
+        }
+        java.net.InetSocketAddress at = new java.net.InetSocketAddress("127.0.0.1", port);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (true) {
+            System.gc();
+            try (UdtSocket again = new UdtSocket()) {
+                again.setOption(UdtOption.UDT_REUSEADDR, false);
+                again.bind(at);
+                return; // the port was released
+            } catch (UdtException e) {
+                assertEquals(UdtException.ESOCKFAIL, e.getErrorCode());
+                assertTrue(System.nanoTime() < deadline, "the forgotten socket was never closed");
+                Thread.sleep(50);
+            }
+        }
+    }
 }
