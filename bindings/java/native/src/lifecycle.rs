@@ -95,14 +95,15 @@ pub extern "system" fn Java_net_udt_Native_accept<'l>(
 fn accept_within(sock: &BsdSocket, timeout: Duration) -> Res<BsdSocket> {
     let deadline = Instant::now() + timeout;
     loop {
+        // Trying first gives a socket that does not listen its own error (5006).
+        match sock.try_accept() {
+            Ok((s, _)) => return Ok(s),
+            Err(Error::WouldBlock) => {}
+            Err(e) => return Err(e.into()),
+        }
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() || sock.wait(Readiness::READ, Some(left))?.is_empty() {
             return Err(Error::Timeout.into());
-        }
-        match sock.try_accept() {
-            Ok((s, _)) => return Ok(s),
-            Err(Error::WouldBlock) => continue,
-            Err(e) => return Err(e.into()),
         }
     }
 }

@@ -131,6 +131,9 @@ class ErrorsTest {
     void lifecycleMisuseGetsUdt4Codes() throws Exception {
         try (UdtServerSocket l = new UdtServerSocket(); UdtSocket c = new UdtSocket()) {
             assertEquals(UdtException.ENOLISTEN, code(l::accept));
+            l.setSoTimeout(100);
+            assertEquals(UdtException.ENOLISTEN, code(l::accept), "also with a timeout");
+            l.setSoTimeout(0);
             assertEquals(UdtException.ENOCONN, code(() -> c.getOutputStream().write(1)));
             assertEquals(UdtException.ENOCONN, code(() -> c.getInputStream().read()));
             l.bind(TestSupport.loopback());
