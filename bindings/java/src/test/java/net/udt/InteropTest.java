@@ -69,16 +69,30 @@ class InteropTest {
         }
     }
 
-    /** Waits until something listens on UDP {@code port} (the peer has started). */
-    private static void awaitBound(int port) throws Exception {
+    /**
+     * Waits until {@code peer} has bound UDP {@code port}, watching {@code /proc/net/udp} (and
+     * {@code udp6}) rather than probing with a bind, which could take the port from the peer.
+     */
+    private static void awaitBound(Peer peer, int port) throws Exception {
+        String hexPort = String.format(":%04X ", port);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (System.nanoTime() < deadline) {
-            try {
-                new DatagramSocket(port, InetAddress.getByName("127.0.0.1")).close();
-            } catch (java.net.BindException inUse) {
-                return;
+            for (String table : new String[] {"/proc/net/udp", "/proc/net/udp6"}) {
+                Path p = Path.of(table);
+                if (Files.exists(p)) {
+                    for (String line : Files.readAllLines(p)) {
+                        String[] cols = line.trim().split("\\s+");
+                        if (cols.length > 1 && (cols[1] + " ").endsWith(hexPort)) {
+                            return;
+                        }
+                    }
+                }
             }
-            Thread.sleep(20); // still free: the peer is not up yet
+            if (!peer.process.isAlive()) {
+                throw new AssertionError("peer exited (" + peer.process.exitValue() + ") before binding port "
+                        + port + ": " + Files.readString(peer.out));
+            }
+            Thread.sleep(10);
         }
         throw new AssertionError("peer never bound port " + port);
     }
@@ -92,7 +106,7 @@ class InteropTest {
     /** Our stream client sends to a server; the server verifies. */
     private static void streamToServer(List<String> serverCmd, int port) throws Exception {
         try (Peer server = new Peer(serverCmd)) {
-            awaitBound(port);
+            awaitBound(server, port);
             try (UdtSocket c = new UdtSocket()) {
                 c.connect(new InetSocketAddress("127.0.0.1", port), 5000);
                 TestSupport.writePattern(c.getOutputStream(), BYTES, 1 << 16);
@@ -156,7 +170,7 @@ class InteropTest {
         try (Peer server = new Peer(List.of(peer.toString(), "server", "--port", String.valueOf(port),
                 "--bind", "127.0.0.1", "--once", "--mode", "message", "--bytes", String.valueOf(total),
                 "--msg-size", String.valueOf(max), "--vary-sizes", "--inorder", "--timeout", "50"))) {
-            awaitBound(port);
+            awaitBound(server, port);
             try (UdtSocket c = new UdtSocket(UdtSocketType.MESSAGE)) {
                 c.connect(new InetSocketAddress("127.0.0.1", port), 5000);
                 long at = 0;
