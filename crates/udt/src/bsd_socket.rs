@@ -341,6 +341,15 @@ impl BsdSocket {
     /// returns at once and a poller reports the socket writable once connected. A failed
     /// connect leaves the socket bound, so it may try again.
     pub fn connect(&self, addr: SocketAddr) -> Result<()> {
+        self.connect_timeout(addr, None)
+    }
+
+    /// As [`connect`](Self::connect), but a blocking connect waits at most `timeout` (`None`:
+    /// until the handshake ends, at the latest after the engine's connect timeout, 3 s as in
+    /// 4.11) and then fails with [`Error::Timeout`], leaving the socket bound as any failed
+    /// connect does. For front ends whose language takes a timeout per connect call
+    /// (`java.net.Socket.connect(addr, timeout)`).
+    pub fn connect_timeout(&self, addr: SocketAddr, timeout: Option<Duration>) -> Result<()> {
         self.check_family(addr)?;
         let (sock, wait) = {
             let mut inner = self.lock();
@@ -390,7 +399,7 @@ impl BsdSocket {
         if !wait {
             return Ok(());
         }
-        match sock.wait_connected(None) {
+        match sock.wait_connected(timeout) {
             Ok(()) => Ok(()),
             Err(e) => {
                 // Back to bound on the same port, unless another thread closed the socket

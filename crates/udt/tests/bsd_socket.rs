@@ -313,6 +313,32 @@ fn failed_connect_leaves_the_socket_bound() {
 }
 
 #[test]
+fn connect_timeout_gives_up_early_and_leaves_the_socket_bound() {
+    // A silent port: the engine alone would give up after 3 s.
+    let silent = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let c = BsdSocket::new(Family::V4, SocketKind::Stream);
+    c.bind(any_v4()).unwrap();
+    let port = c.local_addr().unwrap();
+    let started = Instant::now();
+    let e = c
+        .connect_timeout(
+            silent.local_addr().unwrap(),
+            Some(Duration::from_millis(200)),
+        )
+        .unwrap_err();
+    assert_eq!(e.udt4_code(), 6003, "{e}");
+    assert!(started.elapsed() < Duration::from_secs(2));
+    assert_eq!(c.status(), Udt4Status::Opened);
+    assert_eq!(c.local_addr().unwrap(), port);
+    // Within the limit it connects as `connect` does.
+    let (l, addr) = listening(SocketKind::Stream);
+    c.connect_timeout(addr, Some(Duration::from_secs(5)))
+        .unwrap();
+    let (_s, peer) = l.accept().unwrap();
+    assert_eq!(peer.port(), port.port());
+}
+
+#[test]
 fn nonblocking_connect_is_reported_by_a_poller_registered_before() {
     let (l, addr) = listening(SocketKind::Stream);
     let c = BsdSocket::new(Family::V4, SocketKind::Stream);
