@@ -27,4 +27,6 @@ echo "== tests (unit, property, integration, scaled-down paper scenarios, intero
 cargo test --workspace --quiet
 echo "== C API and UDT4 C++ drop-in (valgrind, peer.cpp against real UDT4, interop suite)"
 scripts/test-c.sh
+echo "== Java binding (Maven, JUnit 5, interop with udt perf and UDT4 4.11)"
+bash bindings/java/test.sh
 echo "== all tests passed"

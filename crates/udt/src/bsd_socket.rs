@@ -787,9 +787,14 @@ impl BsdSocket {
             }
             SockOpt::SndData => int(sock.map_or(0, |s| s.send_buffer_used_pkts() as i64)),
             SockOpt::RcvData => {
+                // The engine reports free space as free packets × MSS (UDT4's unit), keeping
+                // one slot in reserve as 4.11 does; count the packets held and give them in
+                // payload bytes (each holds at most MSS − 28).
+                let mss = u64::from(sock.as_ref().map_or(conn.mss, |s| s.mss()).max(1));
                 let held = sock.and_then(|s| s.stats(false).ok()).map_or(0, |p| {
-                    let capacity = u64::from(conn.recv_buffer_pkts) * per_pkt as u64;
-                    capacity.saturating_sub(p.byte_avail_rcv_buf)
+                    let free_pkts = p.byte_avail_rcv_buf / mss;
+                    let held_pkts = u64::from(conn.recv_buffer_pkts).saturating_sub(free_pkts + 1);
+                    held_pkts * per_pkt as u64
                 });
                 int(i64::try_from(held).unwrap_or(i64::MAX))
             }

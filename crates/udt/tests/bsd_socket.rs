@@ -500,3 +500,38 @@ fn try_calls_and_wait_never_block_a_blocking_socket() {
     s.close().unwrap();
     assert!(matches!(waiter.join().unwrap(), Err(Error::Closed)));
 }
+
+#[test]
+fn rcvdata_counts_bytes_waiting_to_be_read() {
+    let (_l, client, server) = pair(SocketKind::Stream);
+    let read = |opt| match server.option(opt).unwrap() {
+        OptValue::Int(v) => v,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(read(SockOpt::RcvData), 0, "nothing sent yet");
+    let data = vec![7u8; 10_000];
+    let mut sent = 0;
+    while sent < data.len() {
+        sent += client.send(&data[sent..]).unwrap();
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut held = 0;
+    while Instant::now() < deadline {
+        held = read(SockOpt::RcvData);
+        if held >= 10_000 {
+            break;
+        }
+        thread::sleep(Duration::from_millis(5));
+    }
+    // Whole packets of at most MSS − 28 payload bytes: 10 000 bytes are 7 packets.
+    assert!(
+        (10_000..=7 * 1472).contains(&held),
+        "UDT_RCVDATA reads {held} with 10 000 bytes waiting"
+    );
+    let mut buf = vec![0u8; 20_000];
+    let mut got = 0;
+    while got < 10_000 {
+        got += server.recv(&mut buf).unwrap();
+    }
+    assert_eq!(read(SockOpt::RcvData), 0, "everything was read");
+}
