@@ -303,6 +303,13 @@ impl BsdSocket {
     /// Takes the next connection (UDT4's `accept`): a new socket with this one's options, and
     /// the peer's address. Blocks unless `UDT_RCVSYN` is off ([`Error::WouldBlock`] then).
     pub fn accept(&self) -> Result<(BsdSocket, SocketAddr)> {
+        self.accept_with(Listener::accept)
+    }
+
+    fn accept_with(
+        &self,
+        take: impl FnOnce(&Listener) -> Result<(Socket, SocketAddr)>,
+    ) -> Result<(BsdSocket, SocketAddr)> {
         let (listener, builder, send_blocking, recv_blocking) = {
             let inner = self.lock();
             match &inner.phase {
@@ -316,7 +323,7 @@ impl BsdSocket {
                 _ => return Err(Error::NotListening),
             }
         };
-        let (sock, peer) = listener.accept()?;
+        let (sock, peer) = take(&listener)?;
         sock.set_send_nonblocking(!send_blocking);
         sock.set_recv_nonblocking(!recv_blocking);
         let kind = sock.kind();
@@ -523,15 +530,7 @@ impl BsdSocket {
 
     /// As [`accept`](Self::accept) but never waits ([`Error::WouldBlock`]).
     pub fn try_accept(&self) -> Result<(BsdSocket, SocketAddr)> {
-        let listener = match &self.lock().phase {
-            Phase::Listening(l) => Arc::clone(l),
-            Phase::Closed => return Err(Error::Closed),
-            _ => return Err(Error::NotListening),
-        };
-        if !listener.wait(Some(Duration::ZERO))? {
-            return Err(Error::WouldBlock);
-        }
-        self.accept()
+        self.accept_with(Listener::try_accept)
     }
 
     /// Waits until the socket is ready for `interest` (a listener: [`Readiness::READ`], a

@@ -587,6 +587,17 @@ impl Listener {
     /// Waits for the next established connection. Fails with [`Error::Closed`] once the
     /// listener is closed, also when another thread closes it during the wait.
     pub fn accept(&self) -> Result<(Socket, SocketAddr)> {
+        self.accept_inner(self.is_nonblocking())
+    }
+
+    /// As [`accept`](Self::accept), but never waits, whatever the blocking mode:
+    /// [`Error::WouldBlock`] when no connection is queued. Unlike [`wait`](Self::wait) then
+    /// `accept`, no other thread can take the connection in between.
+    pub fn try_accept(&self) -> Result<(Socket, SocketAddr)> {
+        self.accept_inner(true)
+    }
+
+    fn accept_inner(&self, nonblocking: bool) -> Result<(Socket, SocketAddr)> {
         let mut st = self.mux.lock();
         let cv = st.accept_cv.clone();
         loop {
@@ -607,7 +618,7 @@ impl Listener {
                     None => Err(Error::ConnectionLost),
                 };
             }
-            if self.is_nonblocking() {
+            if nonblocking {
                 return Err(Error::WouldBlock);
             }
             st = cv.wait(st).unwrap_or_else(|p| p.into_inner());
