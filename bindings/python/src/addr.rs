@@ -28,7 +28,10 @@ pub fn parse(obj: &Bound<'_, PyAny>, family: Family) -> PyResult<SocketAddr> {
             py,
             format!(
                 "{fam} address must be a tuple (host, port), not {}",
-                obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+                obj.get_type()
+                    .name()
+                    .map(|n| n.to_string())
+                    .unwrap_or_default()
             ),
         )
     })?;
@@ -40,8 +43,14 @@ pub fn parse(obj: &Bound<'_, PyAny>, family: Family) -> PyResult<SocketAddr> {
     if !ok_len {
         return Err(bad(
             py,
-            format!("{fam} address must be (host, port){}, got a tuple of {n}",
-                if family == Family::V6 { "[, flowinfo[, scope_id]]" } else { "" }),
+            format!(
+                "{fam} address must be (host, port){}, got a tuple of {n}",
+                if family == Family::V6 {
+                    "[, flowinfo[, scope_id]]"
+                } else {
+                    ""
+                }
+            ),
         ));
     }
     let host_obj = tuple.get_item(0)?;
@@ -53,11 +62,19 @@ pub fn parse(obj: &Bound<'_, PyAny>, family: Family) -> PyResult<SocketAddr> {
         return Err(bad(py, "host must be a str"));
     };
     let port = int_in::<u16>(&tuple.get_item(1)?, "port must be 0-65535")?;
-    let flowinfo = if n > 2 { int_in::<u32>(&tuple.get_item(2)?, "flowinfo must be 0-1048575")? } else { 0 };
+    let flowinfo = if n > 2 {
+        int_in::<u32>(&tuple.get_item(2)?, "flowinfo must be 0-1048575")?
+    } else {
+        0
+    };
     if flowinfo > 0xfffff {
         return Err(bad(py, "flowinfo must be 0-1048575"));
     }
-    let scope_id = if n > 3 { int_in::<u32>(&tuple.get_item(3)?, "scope_id out of range")? } else { 0 };
+    let scope_id = if n > 3 {
+        int_in::<u32>(&tuple.get_item(3)?, "scope_id out of range")?
+    } else {
+        0
+    };
     if host.contains('\0') {
         return Err(bad(py, "host name contains a NUL byte"));
     }
@@ -74,10 +91,20 @@ pub fn parse(obj: &Bound<'_, PyAny>, family: Family) -> PyResult<SocketAddr> {
     };
     let addr = match (family, ip) {
         (Family::V4, IpAddr::V4(_)) => SocketAddr::new(ip, port),
-        (Family::V6, IpAddr::V6(v6)) => SocketAddr::V6(SocketAddrV6::new(v6, port, flowinfo, scope_id)),
-        (Family::V6, IpAddr::V4(v4)) => SocketAddr::V6(SocketAddrV6::new(v4.to_ipv6_mapped(), port, flowinfo, scope_id)),
+        (Family::V6, IpAddr::V6(v6)) => {
+            SocketAddr::V6(SocketAddrV6::new(v6, port, flowinfo, scope_id))
+        }
+        (Family::V6, IpAddr::V4(v4)) => SocketAddr::V6(SocketAddrV6::new(
+            v4.to_ipv6_mapped(),
+            port,
+            flowinfo,
+            scope_id,
+        )),
         (Family::V4, IpAddr::V6(_)) => {
-            return Err(bad(py, format!("{host:?} is an IPv6 address; this is an AF_INET socket")))
+            return Err(bad(
+                py,
+                format!("{host:?} is an IPv6 address; this is an AF_INET socket"),
+            ))
         }
     };
     Ok(addr)
@@ -89,15 +116,27 @@ fn int_in<'py, T: TryFrom<i128>>(obj: &Bound<'py, PyAny>, msg: &str) -> PyResult
     if obj.is_instance_of::<pyo3::types::PyBool>() {
         return Err(bad(py, msg));
     }
-    let v: i128 = obj.extract().map_err(|_| bad(py, format!("{msg} (an int is required)")))?;
+    let v: i128 = obj
+        .extract()
+        .map_err(|_| bad(py, format!("{msg} (an int is required)")))?;
     T::try_from(v).map_err(|_| bad(py, msg))
 }
 
 /// Resolves `host` to an address of `family` (the first the resolver gives), without the GIL.
 fn resolve(py: Python<'_>, host: &str, port: u16, family: Family) -> PyResult<IpAddr> {
-    let found = py.detach(|| (host, port).to_socket_addrs().map(|it| it.collect::<Vec<_>>()));
+    let found = py.detach(|| {
+        (host, port)
+            .to_socket_addrs()
+            .map(|it| it.collect::<Vec<_>>())
+    });
     let addrs = found.map_err(|e| {
-        raise_as(py, "gaierror", code::INVALID_PARAM, &format!("cannot resolve {host:?}: {e}"), e.raw_os_error())
+        raise_as(
+            py,
+            "gaierror",
+            code::INVALID_PARAM,
+            &format!("cannot resolve {host:?}: {e}"),
+            e.raw_os_error(),
+        )
     })?;
     addrs
         .iter()
@@ -120,7 +159,15 @@ fn resolve(py: Python<'_>, host: &str, port: u16, family: Family) -> PyResult<Ip
 /// `addr` as Python's `socket` module gives it.
 pub fn to_py<'py>(py: Python<'py>, addr: SocketAddr) -> PyResult<Bound<'py, PyTuple>> {
     match addr {
-        SocketAddr::V4(a) => PyTuple::new(py, [a.ip().to_string().into_pyobject(py)?.into_any(), a.port().into_pyobject(py)?.into_any()]),
-        SocketAddr::V6(a) => (a.ip().to_string(), a.port(), a.flowinfo(), a.scope_id()).into_pyobject(py),
+        SocketAddr::V4(a) => PyTuple::new(
+            py,
+            [
+                a.ip().to_string().into_pyobject(py)?.into_any(),
+                a.port().into_pyobject(py)?.into_any(),
+            ],
+        ),
+        SocketAddr::V6(a) => {
+            (a.ip().to_string(), a.port(), a.flowinfo(), a.scope_id()).into_pyobject(py)
+        }
     }
 }

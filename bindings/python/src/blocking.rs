@@ -30,8 +30,14 @@ impl Mode {
     /// The mode `settimeout(t)` sets: `None` blocks, `0` never waits, `t` waits `t` seconds.
     pub fn from_timeout(t: Option<Duration>) -> Mode {
         match t {
-            Some(d) if d.is_zero() => Mode { blocking: false, timeout: None },
-            t => Mode { blocking: true, timeout: t },
+            Some(d) if d.is_zero() => Mode {
+                blocking: false,
+                timeout: None,
+            },
+            t => Mode {
+                blocking: true,
+                timeout: t,
+            },
         }
     }
 

@@ -62,10 +62,15 @@ impl Buf {
     /// Borrows `obj`'s bytes for writing (`bytearray`, writable contiguous `memoryview`, …).
     pub fn writable(obj: &Bound<'_, PyAny>) -> PyResult<Buf> {
         Self::get(obj, PYBUF_WRITABLE).map_err(|e| {
-            if e.is_instance_of::<PyBufferError>(obj.py()) || e.is_instance_of::<PyTypeError>(obj.py()) {
+            if e.is_instance_of::<PyBufferError>(obj.py())
+                || e.is_instance_of::<PyTypeError>(obj.py())
+            {
                 PyTypeError::new_err(format!(
                     "a writable contiguous bytes-like object is required, not '{}'",
-                    obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+                    obj.get_type()
+                        .name()
+                        .map(|n| n.to_string())
+                        .unwrap_or_default()
                 ))
             } else {
                 e
@@ -96,7 +101,9 @@ impl Buf {
         if view.len < 0 || (view.len > 0 && view.buf.is_null()) {
             // SAFETY: the export succeeded, so it must be released once.
             unsafe { PyBuffer_Release(&mut *view) };
-            return Err(PyBufferError::new_err("the object exported an invalid buffer"));
+            return Err(PyBufferError::new_err(
+                "the object exported an invalid buffer",
+            ));
         }
         Ok(Buf { view })
     }

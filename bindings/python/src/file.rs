@@ -65,7 +65,9 @@ fn from_object<'py>(file: &Bound<'py, PyAny>) -> PyResult<Target<'py>> {
         Err(_) => return Ok(Target::Stream(file.clone())),
     };
     if fd < 0 {
-        return Err(PyValueError::new_err("file object has a negative descriptor"));
+        return Err(PyValueError::new_err(
+            "file object has a negative descriptor",
+        ));
     }
     if file.hasattr("flush")? {
         file.call_method0("flush")?;
@@ -87,9 +89,15 @@ fn check_range(offset: i64, count: Option<i64>) -> PyResult<(u64, Option<u64>)> 
 }
 
 fn require_blocking(sock: &Socket, send: bool) -> PyResult<()> {
-    let mode = if send { sock.send_mode_pub() } else { sock.recv_mode_pub() };
+    let mode = if send {
+        sock.send_mode()
+    } else {
+        sock.recv_mode()
+    };
     if !mode.blocking {
-        return Err(PyValueError::new_err("non-blocking sockets are not supported"));
+        return Err(PyValueError::new_err(
+            "non-blocking sockets are not supported",
+        ));
     }
     Ok(())
 }
@@ -104,14 +112,20 @@ fn seek_after(obj: &Bound<'_, PyAny>, pos: u64) -> PyResult<()> {
 }
 
 /// `socket.sendfile`.
-pub fn sendfile(sock: &Socket, py: Python<'_>, file: &Bound<'_, PyAny>, offset: i64, count: Option<i64>) -> PyResult<u64> {
+pub fn sendfile(
+    sock: &Socket,
+    py: Python<'_>,
+    file: &Bound<'_, PyAny>,
+    offset: i64,
+    count: Option<i64>,
+) -> PyResult<u64> {
     let (offset, count) = check_range(offset, count)?;
     require_blocking(sock, true)?;
     let target = match as_path(file)? {
         Some(p) => Target::Path(py.detach(|| File::open(p))?),
         None => from_object(file)?,
     };
-    let deadline = sock.send_mode_pub().deadline();
+    let deadline = sock.send_mode().deadline();
     match target {
         Target::Stream(obj) => send_stream(sock, py, &obj, offset, count),
         Target::Path(f) => send_fd(sock, py, &f, offset, count, deadline),
@@ -124,7 +138,14 @@ pub fn sendfile(sock: &Socket, py: Python<'_>, file: &Bound<'_, PyAny>, offset: 
     }
 }
 
-fn send_fd(sock: &Socket, py: Python<'_>, f: &File, offset: u64, count: Option<u64>, deadline: Option<Instant>) -> PyResult<u64> {
+fn send_fd(
+    sock: &Socket,
+    py: Python<'_>,
+    f: &File,
+    offset: u64,
+    count: Option<u64>,
+    deadline: Option<Instant>,
+) -> PyResult<u64> {
     let mut sent = 0;
     send_fd_counting(sock, py, f, offset, count, deadline, &mut sent).map(|()| sent)
 }
@@ -141,10 +162,12 @@ fn send_fd_counting(
     let size = py.detach(|| f.metadata())?.len();
     let count = count.unwrap_or(size.saturating_sub(offset));
     while *sent < count {
-        sock.wait_ready_pub(py, Readiness::WRITE, deadline)?;
+        sock.wait_ready(py, Readiness::WRITE, deadline)?;
         let free = sock.inner.perfmon(false).py(py)?.byte_avail_snd_buf;
         let chunk = (count - *sent).min(free.clamp(MIN_CHUNK, MAX_CHUNK));
-        let n = py.detach(|| sock.inner.sendfile(f, offset + *sent, chunk)).py(py)?;
+        let n = py
+            .detach(|| sock.inner.sendfile(f, offset + *sent, chunk))
+            .py(py)?;
         *sent += n;
         py.check_signals()?;
     }
@@ -152,7 +175,13 @@ fn send_fd_counting(
 }
 
 /// `sendfile` from a file object without a descriptor: read and `sendall`.
-fn send_stream(sock: &Socket, py: Python<'_>, obj: &Bound<'_, PyAny>, offset: u64, count: Option<u64>) -> PyResult<u64> {
+fn send_stream(
+    sock: &Socket,
+    py: Python<'_>,
+    obj: &Bound<'_, PyAny>,
+    offset: u64,
+    count: Option<u64>,
+) -> PyResult<u64> {
     if offset > 0 || obj.hasattr("seek")? {
         obj.call_method1("seek", (offset,))?;
     }
@@ -167,24 +196,43 @@ fn send_stream(sock: &Socket, py: Python<'_>, obj: &Bound<'_, PyAny>, offset: u6
         if bytes.len() == 0 {
             break;
         }
-        sock.sendall_slice(py, bytes.as_slice())?;
+        sock.sendall_impl(py, bytes.as_slice())?;
         sent += bytes.len() as u64;
     }
     Ok(sent)
 }
 
 /// `socket.recvfile`.
-pub fn recvfile(sock: &Socket, py: Python<'_>, file: &Bound<'_, PyAny>, offset: i64, count: Option<i64>) -> PyResult<u64> {
+pub fn recvfile(
+    sock: &Socket,
+    py: Python<'_>,
+    file: &Bound<'_, PyAny>,
+    offset: i64,
+    count: Option<i64>,
+) -> PyResult<u64> {
     let (offset, count) = check_range(offset, count)?;
-    let count = count.ok_or_else(|| PyValueError::new_err("recvfile needs count, the number of bytes to receive"))?;
+    let count = count.ok_or_else(|| {
+        PyValueError::new_err("recvfile needs count, the number of bytes to receive")
+    })?;
     require_blocking(sock, false)?;
-    let deadline = sock.recv_mode_pub().deadline();
+    let deadline = sock.recv_mode().deadline();
     let target = match as_path(file)? {
-        Some(p) => Target::Path(py.detach(|| OpenOptions::new().write(true).create(true).truncate(false).open(p))?),
+        Some(p) => Target::Path(py.detach(|| {
+            OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(p)
+        })?),
         None => from_object(file)?,
     };
     match target {
-        Target::Stream(obj) => recv_stream(sock, py, &obj, count),
+        Target::Stream(obj) => {
+            if offset > 0 || obj.hasattr("seek")? {
+                obj.call_method1("seek", (offset,))?;
+            }
+            recv_stream(sock, py, &obj, count)
+        }
         Target::Path(f) => {
             let mut got = 0;
             recv_fd(sock, py, &f, offset, count, deadline, &mut got)?;
@@ -217,13 +265,15 @@ fn recv_fd(
     got: &mut u64,
 ) -> PyResult<()> {
     while *got < count {
-        sock.wait_ready_pub(py, Readiness::READ, deadline)?;
+        sock.wait_ready(py, Readiness::READ, deadline)?;
         let held = match sock.inner.option(SockOpt::RcvData) {
             Ok(OptValue::Int(v)) if v > 0 => v as u64,
             _ => 1,
         };
         let chunk = (count - *got).min(held.min(MAX_CHUNK));
-        let n = py.detach(|| sock.inner.recvfile(f, offset + *got, chunk)).py(py)?;
+        let n = py
+            .detach(|| sock.inner.recvfile(f, offset + *got, chunk))
+            .py(py)?;
         *got += n;
         py.check_signals()?;
     }
@@ -236,9 +286,13 @@ fn recv_stream(sock: &Socket, py: Python<'_>, obj: &Bound<'_, PyAny>, count: u64
     let mut buf = vec![0u8; (MIN_CHUNK * 16).min(count.max(1)) as usize];
     while got < count {
         let want = ((count - got) as usize).min(buf.len());
-        let n = sock.recv_slice(py, &mut buf[..want])?;
+        let n = sock.recv_impl(py, &mut buf[..want])?;
         if n == 0 {
-            return Err(crate::errors::raise(py, 2001, "the connection ended before count bytes arrived"));
+            return Err(crate::errors::raise(
+                py,
+                2001,
+                "the connection ended before count bytes arrived",
+            ));
         }
         obj.call_method1("write", (PyBytes::new(py, &buf[..n]),))?;
         got += n as u64;

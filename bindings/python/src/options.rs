@@ -23,7 +23,13 @@ pub fn option(py: Python<'_>, n: i64) -> PyResult<SockOpt> {
     i32::try_from(n)
         .ok()
         .and_then(SockOpt::from_udt4)
-        .ok_or_else(|| raise(py, code::INVALID_PARAM, &format!("unknown socket option {n}")))
+        .ok_or_else(|| {
+            raise(
+                py,
+                code::INVALID_PARAM,
+                &format!("unknown socket option {n}"),
+            )
+        })
 }
 
 fn bad_value(py: Python<'_>, opt: SockOpt, want: &str) -> PyErr {
@@ -66,7 +72,10 @@ pub fn to_value(py: Python<'_>, opt: SockOpt, v: &Bound<'_, PyAny>) -> PyResult<
                 raise(
                     py,
                     code::INVALID_PARAM,
-                    &format!("unknown congestion control {name:?}; known: {}", known.join(", ")),
+                    &format!(
+                        "unknown congestion control {name:?}; known: {}",
+                        known.join(", ")
+                    ),
                 )
             })?;
             OptValue::CongestionControl(factory)
@@ -92,10 +101,14 @@ fn linger(py: Python<'_>, opt: SockOpt, v: &Bound<'_, PyAny>) -> PyResult<Option
         if on == 0 {
             return Ok(None);
         }
-        return secs_to_duration(secs as f64).ok_or_else(|| bad_value(py, opt, want)).map(Some);
+        return secs_to_duration(secs as f64)
+            .ok_or_else(|| bad_value(py, opt, want))
+            .map(Some);
     }
     let secs: f64 = v.extract().map_err(|_| bad_value(py, opt, want))?;
-    secs_to_duration(secs).ok_or_else(|| bad_value(py, opt, want)).map(Some)
+    secs_to_duration(secs)
+        .ok_or_else(|| bad_value(py, opt, want))
+        .map(Some)
 }
 
 fn secs_to_duration(secs: f64) -> Option<Duration> {
@@ -120,7 +133,10 @@ pub fn from_value(py: Python<'_>, v: OptValue) -> PyResult<Py<PyAny>> {
 
 /// Splits `setsockopt`'s arguments: `(optname, value)` as in UDT4's Python wrappers or
 /// `(level, optname, value)` as in Python's `socket` (the level is ignored, as UDT4 does).
-pub fn split_args<'py>(args: &Bound<'py, PyTuple>, want: usize) -> PyResult<Vec<Bound<'py, PyAny>>> {
+pub fn split_args<'py>(
+    args: &Bound<'py, PyTuple>,
+    want: usize,
+) -> PyResult<Vec<Bound<'py, PyAny>>> {
     let items: Vec<_> = args.iter().collect();
     match items.len() {
         n if n == want => Ok(items),

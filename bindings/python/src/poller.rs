@@ -32,7 +32,11 @@ fn interest(py: Python<'_>, events: u8) -> PyResult<Readiness> {
         r |= Readiness::ERR;
     }
     if r.is_empty() || events & !(EPOLL_IN | EPOLL_OUT | EPOLL_ERR) != 0 {
-        return Err(raise(py, code::INVALID_PARAM, "events must be a non-empty mix of UDT_EPOLL_IN, UDT_EPOLL_OUT and UDT_EPOLL_ERR"));
+        return Err(raise(
+            py,
+            code::INVALID_PARAM,
+            "events must be a non-empty mix of UDT_EPOLL_IN, UDT_EPOLL_OUT and UDT_EPOLL_ERR",
+        ));
     }
     Ok(r)
 }
@@ -50,7 +54,9 @@ pub struct Poller {
 impl Poller {
     #[new]
     fn new(py: Python<'_>) -> PyResult<Poller> {
-        Ok(Poller { inner: udt::Poller::new().py(py)? })
+        Ok(Poller {
+            inner: udt::Poller::new().py(py)?,
+        })
     }
 
     /// The readiness descriptor: readable while some registered socket is ready. Owned by the
@@ -88,7 +94,10 @@ impl Poller {
         let n = if t == Some(Duration::ZERO) {
             py.detach(|| look(&mut events)).py(py)?
         } else {
-            let mode = Mode { blocking: true, timeout: t };
+            let mode = Mode {
+                blocking: true,
+                timeout: t,
+            };
             let r = blocking::run(
                 py,
                 mode,
@@ -104,7 +113,10 @@ impl Poller {
                 Err(e) => return Err(e),
             }
         };
-        Ok(events[..n].iter().map(|e| (e.token, e.readiness.bits())).collect())
+        Ok(events[..n]
+            .iter()
+            .map(|e| (e.token, e.readiness.bits()))
+            .collect())
     }
 
     /// Number of registrations.

@@ -6,7 +6,7 @@
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use pyo3::exceptions::{PyValueError};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 use udt::{BsdSocket, Family, OptValue, Readiness, SockOpt, SocketKind, Udt4Status};
@@ -46,7 +46,9 @@ pub fn parse_timeout(value: Option<f64>) -> PyResult<Option<Duration>> {
         None => Ok(None),
         Some(s) if s.is_nan() => Err(PyValueError::new_err("Invalid value NaN (not a number)")),
         Some(s) if s < 0.0 => Err(PyValueError::new_err("Timeout value out of range")),
-        Some(s) => Ok(Some(Duration::try_from_secs_f64(s).unwrap_or(Duration::MAX))),
+        Some(s) => Ok(Some(
+            Duration::try_from_secs_f64(s).unwrap_or(Duration::MAX),
+        )),
     }
 }
 
@@ -70,8 +72,9 @@ fn recv_alloc(sock: &BsdSocket, bufsize: usize) -> usize {
 /// A zeroed buffer of `n` bytes, or `MemoryError`.
 fn alloc(n: usize) -> PyResult<Vec<u8>> {
     let mut v = Vec::new();
-    v.try_reserve_exact(n)
-        .map_err(|_| pyo3::exceptions::PyMemoryError::new_err("cannot allocate the receive buffer"))?;
+    v.try_reserve_exact(n).map_err(|_| {
+        pyo3::exceptions::PyMemoryError::new_err("cannot allocate the receive buffer")
+    })?;
     v.resize(n, 0);
     Ok(v)
 }
@@ -108,7 +111,10 @@ impl Socket {
             inner,
             family,
             kind,
-            modes: Mutex::new(Modes { send: mode, recv: mode }),
+            modes: Mutex::new(Modes {
+                send: mode,
+                recv: mode,
+            }),
         }
     }
 
@@ -116,11 +122,11 @@ impl Socket {
         self.modes.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn send_mode(&self) -> Mode {
+    pub(crate) fn send_mode(&self) -> Mode {
         self.modes().send
     }
 
-    fn recv_mode(&self) -> Mode {
+    pub(crate) fn recv_mode(&self) -> Mode {
         self.modes().recv
     }
 
@@ -136,9 +142,17 @@ impl Socket {
 
     /// Waits, in slices and within `deadline`, until the socket is ready for `interest` or has
     /// ended.
-    fn wait_ready(&self, py: Python<'_>, interest: Readiness, deadline: Option<Instant>) -> PyResult<()> {
+    pub(crate) fn wait_ready(
+        &self,
+        py: Python<'_>,
+        interest: Readiness,
+        deadline: Option<Instant>,
+    ) -> PyResult<()> {
         let timeout = deadline.map(|d| d.saturating_duration_since(Instant::now()));
-        let mode = Mode { blocking: true, timeout };
+        let mode = Mode {
+            blocking: true,
+            timeout,
+        };
         blocking::run(
             py,
             mode,
@@ -157,7 +171,8 @@ impl Socket {
     /// Starts the handshake without waiting for it (UDT_RCVSYN off for the call only, so the
     /// socket under stays in blocking mode for everything else).
     fn start_connect(&self, addr: std::net::SocketAddr) -> udt::Result<()> {
-        self.inner.set_option(SockOpt::RcvSyn, OptValue::Bool(false))?;
+        self.inner
+            .set_option(SockOpt::RcvSyn, OptValue::Bool(false))?;
         let r = self.inner.connect(addr);
         let _ = self.inner.set_option(SockOpt::RcvSyn, OptValue::Bool(true));
         r
@@ -195,10 +210,15 @@ impl Socket {
                 Err(e) => Err(e).py(py),
             };
         }
-        blocking::run(py, self.send_mode(), || self.inner.try_send(data), self.wait_for(Readiness::WRITE))
+        blocking::run(
+            py,
+            self.send_mode(),
+            || self.inner.try_send(data),
+            self.wait_for(Readiness::WRITE),
+        )
     }
 
-    fn sendall_impl(&self, py: Python<'_>, data: &[u8]) -> PyResult<()> {
+    pub(crate) fn sendall_impl(&self, py: Python<'_>, data: &[u8]) -> PyResult<()> {
         let mut off = 0;
         blocking::run(
             py,
@@ -220,12 +240,22 @@ impl Socket {
         )
     }
 
-    fn recv_impl(&self, py: Python<'_>, buf: &mut [u8]) -> PyResult<usize> {
-        blocking::run(py, self.recv_mode(), || self.inner.try_recv(buf), self.wait_for(Readiness::READ))
+    pub(crate) fn recv_impl(&self, py: Python<'_>, buf: &mut [u8]) -> PyResult<usize> {
+        blocking::run(
+            py,
+            self.recv_mode(),
+            || self.inner.try_recv(buf),
+            self.wait_for(Readiness::READ),
+        )
     }
 
     fn recvmsg_impl(&self, py: Python<'_>, buf: &mut [u8]) -> PyResult<usize> {
-        let r = blocking::run(py, self.recv_mode(), || self.inner.try_recv_msg(buf), self.wait_for(Readiness::READ));
+        let r = blocking::run(
+            py,
+            self.recv_mode(),
+            || self.inner.try_recv_msg(buf),
+            self.wait_for(Readiness::READ),
+        );
         match r {
             Ok(m) => Ok(m.copied),
             // The end of a message connection: every message was read, as `recv` returns b"".
@@ -250,14 +280,18 @@ fn buf_len_arg(nbytes: i64, len: usize) -> PyResult<usize> {
     }
     let n = nbytes as u64;
     if n > len as u64 {
-        return Err(PyValueError::new_err("buffer too small for requested bytes"));
+        return Err(PyValueError::new_err(
+            "buffer too small for requested bytes",
+        ));
     }
     Ok(if n == 0 { len } else { n as usize })
 }
 
 fn check_flags(flags: i64) -> PyResult<()> {
     if flags != 0 {
-        return Err(PyValueError::new_err("UDT sockets take no flags (flags must be 0)"));
+        return Err(PyValueError::new_err(
+            "UDT sockets take no flags (flags must be 0)",
+        ));
     }
     Ok(())
 }
@@ -268,17 +302,32 @@ impl Socket {
     /// `family` is `AF_INET` or `AF_INET6`; `type` is `SOCK_STREAM` (bytes) or `SOCK_DGRAM`
     /// (messages).
     #[new]
-    #[pyo3(signature = (family = AF_INET as i64, r#type = SOCK_STREAM as i64, proto = 0))]
+    #[pyo3(
+        signature = (family = AF_INET as i64, r#type = SOCK_STREAM as i64, proto = 0),
+        text_signature = "(family=AF_INET, type=SOCK_STREAM, proto=0)"
+    )]
     fn new(py: Python<'_>, family: i64, r#type: i64, proto: i64) -> PyResult<Socket> {
         let fam = match family {
             f if f == AF_INET as i64 => Family::V4,
             f if f == AF_INET6 as i64 => Family::V6,
-            f => return Err(raise(py, code::INVALID_PARAM, &format!("unsupported address family {f} (AF_INET or AF_INET6)"))),
+            f => {
+                return Err(raise(
+                    py,
+                    code::INVALID_PARAM,
+                    &format!("unsupported address family {f} (AF_INET or AF_INET6)"),
+                ))
+            }
         };
         let kind = match r#type {
             t if t == SOCK_STREAM as i64 => SocketKind::Stream,
             t if t == SOCK_DGRAM as i64 => SocketKind::Message,
-            t => return Err(raise(py, code::INVALID_PARAM, &format!("unsupported socket type {t} (SOCK_STREAM or SOCK_DGRAM)"))),
+            t => {
+                return Err(raise(
+                    py,
+                    code::INVALID_PARAM,
+                    &format!("unsupported socket type {t} (SOCK_STREAM or SOCK_DGRAM)"),
+                ))
+            }
         };
         if proto != 0 {
             return Err(raise(py, code::INVALID_PARAM, "proto must be 0"));
@@ -313,7 +362,9 @@ impl Socket {
     /// True once `close()` was called.
     #[getter]
     fn closed(&self) -> bool {
-        self.inner.local_addr().is_err_and(|e| matches!(e, udt::Error::Closed))
+        self.inner
+            .local_addr()
+            .is_err_and(|e| matches!(e, udt::Error::Closed))
     }
 
     /// `bind(address)`: binds to a local UDP address, `(host, port)`; port 0 picks a free
@@ -333,7 +384,12 @@ impl Socket {
     /// `accept() -> (socket, address)`: waits for a connection. The new socket has this one's
     /// options and the default timeout (`getdefaulttimeout()`), as in Python.
     fn accept<'py>(&self, py: Python<'py>) -> PyResult<(Socket, Bound<'py, PyTuple>)> {
-        let (sock, peer) = blocking::run(py, self.recv_mode(), || self.inner.try_accept(), self.wait_for(Readiness::READ))?;
+        let (sock, peer) = blocking::run(
+            py,
+            self.recv_mode(),
+            || self.inner.try_accept(),
+            self.wait_for(Readiness::READ),
+        )?;
         Ok((Socket::wrap(sock), addr::to_py(py, peer)?))
     }
 
@@ -386,19 +442,26 @@ impl Socket {
                 let deadline = Instant::now().checked_add(l);
                 let drained = || {
                     self.inner.status() != Udt4Status::Connected
-                        || matches!(self.inner.option(SockOpt::SndData), Ok(OptValue::Int(0)) | Err(_))
+                        || matches!(
+                            self.inner.option(SockOpt::SndData),
+                            Ok(OptValue::Int(0)) | Err(_)
+                        )
                 };
                 match blocking::poll_until(py, deadline, drained) {
                     Ok(()) => {}
                     // Linger time over: close abandons what is left, as UDT4 does.
                     Err(e) if is_code(py, &e, code::TIMEOUT) => {
-                        let _ = self.inner.set_option(SockOpt::Linger, OptValue::Linger(None));
+                        let _ = self
+                            .inner
+                            .set_option(SockOpt::Linger, OptValue::Linger(None));
                     }
                     Err(e) => return Err(e),
                 }
             }
         } else if !mode.blocking {
-            let _ = self.inner.set_option(SockOpt::SndSyn, OptValue::Bool(false));
+            let _ = self
+                .inner
+                .set_option(SockOpt::SndSyn, OptValue::Bool(false));
         }
         match py.detach(|| self.inner.close()) {
             Ok(()) | Err(udt::Error::Closed) => Ok(()),
@@ -437,7 +500,12 @@ impl Socket {
     /// `recv(bufsize) -> bytes`: up to `bufsize` received bytes; `b""` once the peer has
     /// closed and everything was read. Stream sockets.
     #[pyo3(signature = (bufsize, flags = 0))]
-    fn recv<'py>(&self, py: Python<'py>, bufsize: i64, flags: i64) -> PyResult<Bound<'py, PyBytes>> {
+    fn recv<'py>(
+        &self,
+        py: Python<'py>,
+        bufsize: i64,
+        flags: i64,
+    ) -> PyResult<Bound<'py, PyBytes>> {
         check_flags(flags)?;
         if bufsize < 0 {
             return Err(PyValueError::new_err("negative buffersize in recv"));
@@ -450,7 +518,13 @@ impl Socket {
     /// `recv_into(buffer, nbytes=0) -> int`: receives into a writable bytes-like object (up
     /// to `nbytes`, or its whole length), without a copy; returns the count, 0 at the end.
     #[pyo3(signature = (buffer, nbytes = 0, flags = 0))]
-    fn recv_into(&self, py: Python<'_>, buffer: &Bound<'_, PyAny>, nbytes: i64, flags: i64) -> PyResult<usize> {
+    fn recv_into(
+        &self,
+        py: Python<'_>,
+        buffer: &Bound<'_, PyAny>,
+        nbytes: i64,
+        flags: i64,
+    ) -> PyResult<usize> {
         check_flags(flags)?;
         let buf = Buf::writable(buffer)?;
         let n = buf_len_arg(nbytes, buf.len())?;
@@ -462,12 +536,19 @@ impl Socket {
     /// delivered whole or not at all. `ttl_ms` ≥ 0 drops it if not delivered in time;
     /// `in_order` delivers it only after every earlier message. Returns its length.
     #[pyo3(signature = (data, ttl_ms = -1, in_order = false))]
-    fn sendmsg(&self, py: Python<'_>, data: &Bound<'_, PyAny>, ttl_ms: i64, in_order: bool) -> PyResult<usize> {
+    fn sendmsg(
+        &self,
+        py: Python<'_>,
+        data: &Bound<'_, PyAny>,
+        ttl_ms: i64,
+        in_order: bool,
+    ) -> PyResult<usize> {
         let buf = Buf::readable(data)?;
         let ttl = if ttl_ms < 0 {
             -1
         } else {
-            i32::try_from(ttl_ms).map_err(|_| raise(py, code::INVALID_PARAM, "ttl_ms out of range"))?
+            i32::try_from(ttl_ms)
+                .map_err(|_| raise(py, code::INVALID_PARAM, "ttl_ms out of range"))?
         };
         let bytes = buf.as_slice();
         blocking::run(
@@ -500,7 +581,13 @@ impl Socket {
     /// of `file` from byte `offset`; `file` is a path or a binary file object. Returns the
     /// bytes sent; a file object's position is left after them. Blocking sockets only.
     #[pyo3(signature = (file, offset = 0, count = None))]
-    fn sendfile(&self, py: Python<'_>, file: &Bound<'_, PyAny>, offset: i64, count: Option<i64>) -> PyResult<u64> {
+    fn sendfile(
+        &self,
+        py: Python<'_>,
+        file: &Bound<'_, PyAny>,
+        offset: i64,
+        count: Option<i64>,
+    ) -> PyResult<u64> {
         crate::file::sendfile(self, py, file, offset, count)
     }
 
@@ -508,7 +595,13 @@ impl Socket {
     /// at byte `offset`; `file` is a path (created if missing, cut to `offset + count`) or a
     /// binary file object (its position is left after the bytes). Blocking sockets only.
     #[pyo3(signature = (file, offset = 0, count = None))]
-    fn recvfile(&self, py: Python<'_>, file: &Bound<'_, PyAny>, offset: i64, count: Option<i64>) -> PyResult<u64> {
+    fn recvfile(
+        &self,
+        py: Python<'_>,
+        file: &Bound<'_, PyAny>,
+        offset: i64,
+        count: Option<i64>,
+    ) -> PyResult<u64> {
         crate::file::recvfile(self, py, file, offset, count)
     }
 
@@ -517,7 +610,10 @@ impl Socket {
     /// `UDT_SNDTIMEO`/`UDT_RCVTIMEO` and `UDT_SNDSYN`/`UDT_RCVSYN` set one each).
     fn settimeout(&self, value: Option<f64>) -> PyResult<()> {
         let mode = Mode::from_timeout(parse_timeout(value)?);
-        *self.modes() = Modes { send: mode, recv: mode };
+        *self.modes() = Modes {
+            send: mode,
+            recv: mode,
+        };
         Ok(())
     }
 
@@ -553,7 +649,11 @@ impl Socket {
             SockOpt::SndSyn | SockOpt::RcvSyn | SockOpt::SndTimeo | SockOpt::RcvTimeo => {
                 self.inner.option(opt).py(py)?;
                 let mut m = self.modes();
-                let dir = if matches!(opt, SockOpt::SndSyn | SockOpt::SndTimeo) { &mut m.send } else { &mut m.recv };
+                let dir = if matches!(opt, SockOpt::SndSyn | SockOpt::SndTimeo) {
+                    &mut m.send
+                } else {
+                    &mut m.recv
+                };
                 match (opt, value) {
                     (SockOpt::SndSyn | SockOpt::RcvSyn, OptValue::Bool(b)) => dir.blocking = b,
                     (_, OptValue::Int(ms)) => {
@@ -598,10 +698,12 @@ impl Socket {
         self.inner.status() as i32
     }
 
+    /// `with udt.socket() as s:` closes `s` at the end of the block.
     fn __enter__(slf: Py<Self>) -> Py<Self> {
         slf
     }
 
+    /// Closes the socket (see `close`).
     #[pyo3(signature = (*_args))]
     fn __exit__(&self, py: Python<'_>, _args: &Bound<'_, PyTuple>) -> PyResult<bool> {
         self.close(py)?;
@@ -609,9 +711,20 @@ impl Socket {
     }
 
     fn __repr__(&self) -> String {
-        let fam = if self.family == AF_INET { "AF_INET" } else { "AF_INET6" };
-        let kind = if self.kind == SOCK_STREAM { "SOCK_STREAM" } else { "SOCK_DGRAM" };
-        let mut s = format!("<udt.socket family={fam}, type={kind}, state={:?}", self.inner.status());
+        let fam = if self.family == AF_INET {
+            "AF_INET"
+        } else {
+            "AF_INET6"
+        };
+        let kind = if self.kind == SOCK_STREAM {
+            "SOCK_STREAM"
+        } else {
+            "SOCK_DGRAM"
+        };
+        let mut s = format!(
+            "<udt.socket family={fam}, type={kind}, state={:?}",
+            self.inner.status()
+        );
         if let Ok(a) = self.inner.local_addr() {
             s += &format!(", laddr={a}");
         }
@@ -624,31 +737,4 @@ impl Socket {
 
 fn ms(t: Option<Duration>) -> i32 {
     t.map_or(-1, |d| i32::try_from(d.as_millis()).unwrap_or(i32::MAX))
-}
-
-impl Socket {
-    /// For `file.rs`: the send direction's mode.
-    pub(crate) fn send_mode_pub(&self) -> Mode {
-        self.send_mode()
-    }
-
-    /// For `file.rs`: the receive direction's mode.
-    pub(crate) fn recv_mode_pub(&self) -> Mode {
-        self.recv_mode()
-    }
-
-    /// For `file.rs`: waits for readiness in slices.
-    pub(crate) fn wait_ready_pub(&self, py: Python<'_>, interest: Readiness, deadline: Option<Instant>) -> PyResult<()> {
-        self.wait_ready(py, interest, deadline)
-    }
-
-    /// For `file.rs`: `sendall` on a slice.
-    pub(crate) fn sendall_slice(&self, py: Python<'_>, data: &[u8]) -> PyResult<()> {
-        self.sendall_impl(py, data)
-    }
-
-    /// For `file.rs`: `recv` into a slice.
-    pub(crate) fn recv_slice(&self, py: Python<'_>, buf: &mut [u8]) -> PyResult<usize> {
-        self.recv_impl(py, buf)
-    }
 }

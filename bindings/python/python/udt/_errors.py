@@ -67,3 +67,9 @@ class addresserror(error, TypeError, ValueError, OverflowError):
     """A malformed address: not a ``(host, port)`` tuple, a port outside 0-65535, a
     family that does not match the socket's (5003). Also a ``TypeError``, ``ValueError``
     and ``OverflowError``, the exceptions Python's ``socket`` raises for these mistakes."""
+
+
+# Shown as `udt.timeout` and so on in tracebacks and help(), where users find them.
+for _cls in (error, timeout, refused, noserver, connectionlost, wouldblock, gaierror, addresserror):
+    _cls.__module__ = "udt"
+del _cls
