@@ -50,9 +50,10 @@ impl Mode {
         }
     }
 
-    /// When a call started now must give up.
+    /// When a call started now must give up (`None`: never; a timeout too large to add to
+    /// the clock, such as `float("inf")`, is never too).
     pub fn deadline(self) -> Option<Instant> {
-        self.timeout.map(|t| Instant::now() + t)
+        self.timeout.and_then(|t| Instant::now().checked_add(t))
     }
 }
 

@@ -510,6 +510,9 @@ impl Socket {
         if bufsize < 0 {
             return Err(PyValueError::new_err("negative buffersize in recv"));
         }
+        if bufsize == 0 {
+            return Ok(PyBytes::new(py, b""));
+        }
         let mut buf = alloc(recv_alloc(&self.inner, bufsize as usize))?;
         let n = self.recv_impl(py, &mut buf)?;
         Ok(PyBytes::new(py, &buf[..n]))
@@ -528,6 +531,9 @@ impl Socket {
         check_flags(flags)?;
         let buf = Buf::writable(buffer)?;
         let n = buf_len_arg(nbytes, buf.len())?;
+        if n == 0 {
+            return Ok(0); // as Python's socket: nothing asked, nothing waited for
+        }
         let slice = &mut buf.as_mut_slice()[..n];
         self.recv_impl(py, slice)
     }
@@ -563,8 +569,9 @@ impl Socket {
     /// to `bufsize` and its rest discarded, as in UDT4. `b""` once the connection has ended
     /// and every message was read.
     fn recvmsg<'py>(&self, py: Python<'py>, bufsize: i64) -> PyResult<Bound<'py, PyBytes>> {
-        if bufsize < 0 {
-            return Err(PyValueError::new_err("negative buffersize in recvmsg"));
+        if bufsize <= 0 {
+            // UDT4 would take the next message and discard all of it: refuse instead.
+            return Err(PyValueError::new_err("recvmsg needs a bufsize > 0"));
         }
         let mut buf = alloc(recv_alloc(&self.inner, bufsize as usize))?;
         let n = self.recvmsg_impl(py, &mut buf)?;
@@ -574,6 +581,11 @@ impl Socket {
     /// `recvmsg_into(buffer) -> int`: as `recvmsg`, into a writable bytes-like object.
     fn recvmsg_into(&self, py: Python<'_>, buffer: &Bound<'_, PyAny>) -> PyResult<usize> {
         let buf = Buf::writable(buffer)?;
+        if buf.len() == 0 {
+            return Err(PyValueError::new_err(
+                "recvmsg_into needs a non-empty buffer",
+            ));
+        }
         self.recvmsg_impl(py, buf.as_mut_slice())
     }
 

@@ -437,3 +437,38 @@ def test_many_connections_on_one_listener():
             assert peer.recv(10) == b"%d" % i
         for s in clients + conns:
             s.close()
+
+
+def test_malformed_arguments_are_clean_errors(pair, msg_pair):
+    client, conn = pair
+    mclient, mconn = msg_pair
+    client.settimeout(float("inf"))  # forever, in practice
+    client.sendall(b"ok")
+    client.settimeout(1e300)
+    assert conn.recv(2) == b"ok"
+    with pytest.raises(ValueError):
+        client.settimeout(float("nan"))
+    with pytest.raises(TypeError):
+        client.settimeout("soon")
+    with pytest.raises(ValueError):
+        mconn.recvmsg(0)
+    with pytest.raises(ValueError):
+        mconn.recvmsg_into(bytearray(0))
+    with pytest.raises(udt.error):
+        mclient.sendmsg(b"x", 1 << 40)
+    with pytest.raises(ValueError):
+        client.send(b"x", 1)  # UDT takes no flags
+    with pytest.raises((TypeError, OverflowError)):
+        conn.recv(1 << 70)
+    assert conn.recv_into(bytearray(0)) == 0  # as Python's socket: returns at once
+    assert conn.recv(0) == b""
+    with pytest.raises(TypeError):
+        conn.recv_into(memoryview(bytearray(10))[::2])  # not contiguous
+    with pytest.raises(TypeError):
+        udt.Poller().register("not a socket", 1)
+    with pytest.raises(udt.error):
+        udt.Poller().register(client, 1, 0)
+    s = udt.socket()
+    with pytest.raises(udt.error):
+        s.setsockopt(udt.UDT_MAXBW, 1 << 70)
+    s.close()
