@@ -88,7 +88,7 @@ fn alloc(n: usize) -> PyResult<Vec<u8>> {
 /// (an `OSError` whose `errno` is UDT4's error code) and its subclasses. Sockets are
 /// context managers, and any thread may use or close a socket while another is blocked in
 /// it.
-#[pyclass(frozen, module = "udt", name = "socket")]
+#[pyclass(frozen, subclass, weakref, module = "udt", name = "socket")]
 pub struct Socket {
     pub(crate) inner: BsdSocket,
     family: i32,

@@ -154,6 +154,16 @@ def test_context_manager_and_double_close():
     assert s.closed
     s.close()  # closing again does nothing
     assert s.getsockstate() == udt.CLOSED
+    # Subclasses and weak references work, as with socket.socket.
+    import weakref
+
+    class Mine(udt.socket):
+        pass
+
+    m = Mine(udt.AF_INET, udt.SOCK_DGRAM)
+    assert isinstance(m, udt.socket) and m.type == udt.SOCK_DGRAM
+    assert weakref.ref(m)() is m
+    m.close()
 
 
 def test_timeouts_and_blocking_modes(pair):
