@@ -29,4 +29,6 @@ echo "== C API and UDT4 C++ drop-in (valgrind, peer.cpp against real UDT4, inter
 scripts/test-c.sh
 echo "== Java binding (Maven, JUnit 5, interop with udt perf and UDT4 4.11)"
 bash bindings/java/test.sh
+echo "== Python package (pytest, asyncio, Ctrl-C, interop with udt perf and UDT4 4.11)"
+bash bindings/python/test.sh
 echo "== all tests passed"
