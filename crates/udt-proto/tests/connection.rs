@@ -380,3 +380,65 @@ fn a_sender_served_late_keeps_its_rate() {
         "sent {pkts} packets in {secs} s, {ratio:.3} of the {expected:.0} expected"
     );
 }
+
+#[test]
+fn shutdown_waits_a_grace_period_after_the_last_ack() {
+    // UDT4 4.11's blocking receivers lose readable data if the Shutdown lands right behind the
+    // ACK that made it readable (see SHUTDOWN_GRACE): the Shutdown must trail the last data by
+    // at least the grace period, whether close came before or after the data was delivered.
+    for close_early in [true, false] {
+        let mut net = pair(7, 1, ConnectionConfig::default());
+        let (c, s) = connect(&mut net, ConnectionConfig::default());
+        let now = net.now;
+        let data = vec![5u8; 200_000];
+        let mut off = 0;
+        while off < data.len() {
+            off += net.nodes[CLIENT]
+                .ep
+                .connection_mut(c)
+                .unwrap()
+                .send(now, &data[off..])
+                .unwrap();
+        }
+        if close_early {
+            net.nodes[CLIENT].ep.close(now, c);
+        }
+        let mut got = 0usize;
+        let mut all_in_at = None;
+        let mut buf = vec![0u8; 65536];
+        let ended = net.run_until(10.0, |net| {
+            if !close_early && all_in_at.is_some() {
+                // Close right after the client has seen everything acknowledged.
+                let drained_and_open = net.nodes[CLIENT].ep.connection(c).is_some_and(|conn| {
+                    conn.all_acked() && conn.state() == ConnectionState::Connected
+                });
+                if drained_and_open {
+                    let t = net.now;
+                    net.nodes[CLIENT].ep.close(t, c);
+                }
+            }
+            let t = net.now;
+            let mut conn = net.nodes[SERVER].ep.connection_mut(s).unwrap();
+            loop {
+                match conn.recv(&mut buf) {
+                    Ok(n) => {
+                        got += n;
+                        if got == data.len() {
+                            all_in_at = Some(t);
+                        }
+                    }
+                    Err(Error::WouldBlock) => return false,
+                    Err(Error::ConnectionLost) => return true,
+                    Err(e) => panic!("{e}"),
+                }
+            }
+        });
+        assert!(ended, "the connection must end (close_early {close_early})");
+        assert_eq!(got, data.len());
+        let gap = net.now.micros_since(all_in_at.unwrap());
+        assert!(
+            gap >= 20_000,
+            "Shutdown arrived {gap} µs after the last data (close_early {close_early})"
+        );
+    }
+}

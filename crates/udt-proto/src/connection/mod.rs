@@ -55,6 +55,13 @@ const MAX_TIME_DEBT_US: f64 = 5_000.0;
 /// How often the buffers free spare payload buffers they did not need, µs.
 const SPARE_TRIM_INTERVAL_US: u64 = 1_000_000;
 
+/// How long a closing connection waits, after its last data is acknowledged, before it sends
+/// the Shutdown. UDT4 4.11's blocking `recv`/`recvmsg` check the broken flag before reading
+/// once they wake: a Shutdown that lands between the ACK that made data readable and the
+/// reader's wake-up makes them report the connection lost with that data unread (4.11's own
+/// close sleeps between its checks, which hides this). Two SYN periods give the reader time.
+const SHUTDOWN_GRACE: core::time::Duration = core::time::Duration::from_millis(20);
+
 /// A control packet waiting to be sent.
 #[derive(Debug, Clone)]
 enum Outgoing {
@@ -181,6 +188,10 @@ pub struct Connection {
     /// The application has called `close`; the endpoint may free the connection once it is
     /// closed and its last packets are out.
     released: bool,
+    /// When the send buffer last became empty on an ACK (for the grace before Shutdown).
+    drained_at: Option<Instant>,
+    /// Closing with everything delivered: only the grace before Shutdown is left.
+    linger_drained: bool,
     /// The entry of the endpoint's timer heap that stands for this connection: deadline and
     /// insertion number (other entries of it are stale).
     pub(crate) scheduled: Option<(Instant, u64)>,
@@ -264,6 +275,8 @@ impl Connection {
             shutdown_received: false,
             closed_with: None,
             released: false,
+            drained_at: None,
+            linger_drained: false,
             scheduled: None,
             paced_counted: false,
             spares_trimmed_at: now,
@@ -551,6 +564,13 @@ impl Connection {
                         deadline: now + linger,
                     };
                 }
+                Some(_) if self.in_shutdown_grace(now) => {
+                    let at = self.drained_at.unwrap_or(now);
+                    self.state = State::Closing {
+                        deadline: at + SHUTDOWN_GRACE,
+                    };
+                    self.linger_drained = true;
+                }
                 _ => self.finish(now, CloseReason::Local),
             },
             State::Broken(reason) => {
@@ -574,6 +594,22 @@ impl Connection {
                 self.finish(now, CloseReason::Local);
             }
             _ => self.close(now),
+        }
+    }
+
+    /// True while the last data was acknowledged less than [`SHUTDOWN_GRACE`] ago.
+    fn in_shutdown_grace(&self, now: Instant) -> bool {
+        self.drained_at.is_some_and(|t| now < t + SHUTDOWN_GRACE)
+    }
+
+    /// Everything queued was acknowledged while closing: send the Shutdown after the grace
+    /// period rather than at once.
+    pub(super) fn drained_while_closing(&mut self, now: Instant) {
+        if let State::Closing { deadline } = self.state {
+            self.linger_drained = true;
+            self.state = State::Closing {
+                deadline: deadline.min(now + SHUTDOWN_GRACE),
+            };
         }
     }
 
@@ -824,7 +860,12 @@ impl Connection {
                 self.check_exp(now);
                 if let State::Closing { deadline } = self.state {
                     if now >= deadline {
-                        self.finish(now, CloseReason::LingerExpired);
+                        let reason = if self.linger_drained {
+                            CloseReason::Local
+                        } else {
+                            CloseReason::LingerExpired
+                        };
+                        self.finish(now, reason);
                     }
                 }
             }

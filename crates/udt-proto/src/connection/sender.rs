@@ -250,8 +250,9 @@ impl Connection {
             }
             if self.sndbuf.is_empty() {
                 self.stats.set_sender_busy(false, now);
+                self.drained_at = Some(now);
                 if matches!(self.state, State::Closing { .. }) {
-                    self.finish(now, super::CloseReason::Local);
+                    self.drained_while_closing(now);
                     return;
                 }
             }
