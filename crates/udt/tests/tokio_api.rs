@@ -691,3 +691,41 @@ fn connections_share_one_client_port_and_its_io_thread() {
         assert_eq!(accepted.len(), 20);
     });
 }
+
+/// The poller's readiness descriptor under tokio's `AsyncFd`: a task sleeps until a watched
+/// blocking-API socket becomes readable, and sleeps again once its data is consumed.
+#[test]
+fn async_poller_wakes_on_the_readiness_descriptor() {
+    run(async {
+        let l = udt::Listener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr();
+        let client = tokio::task::spawn_blocking(move || udt::Socket::connect(addr).unwrap());
+        let (server, _) = tokio::task::spawn_blocking(move || l.accept().unwrap())
+            .await
+            .unwrap();
+        let client = client.await.unwrap();
+        let poller = udt::tokio::AsyncPoller::new(udt::Poller::new().unwrap()).unwrap();
+        poller
+            .poller()
+            .add(&server, udt::Readiness::READ, 7)
+            .unwrap();
+        let mut events = Vec::new();
+        let idle = tokio::time::timeout(Duration::from_millis(150), poller.wait(&mut events)).await;
+        assert!(idle.is_err(), "nothing to read yet: wait must sleep");
+
+        client.send(b"ping").unwrap();
+        let n = poller.wait(&mut events).await.unwrap();
+        assert_eq!(n, 1);
+        assert_eq!(events[0].token, 7);
+        assert!(events[0].readiness.is_readable());
+        // Level-triggered: still ready until read.
+        assert_eq!(poller.wait(&mut events).await.unwrap(), 1);
+        let mut buf = [0u8; 16];
+        assert_eq!(server.try_recv(&mut buf).unwrap(), 4);
+        let idle = tokio::time::timeout(Duration::from_millis(150), poller.wait(&mut events)).await;
+        assert!(idle.is_err(), "data consumed: wait must sleep again");
+
+        client.send(b"pong").unwrap();
+        assert_eq!(poller.wait(&mut events).await.unwrap(), 1);
+    });
+}

@@ -39,6 +39,10 @@
 //! share one with [`Builder::local_addr`](crate::Builder::local_addr) on an explicit port
 //! (reuse address, on by default).
 //!
+//! The [`Poller`](crate::Poller)'s readiness descriptor itself can be awaited too:
+//! [`AsyncPoller`] registers it with the runtime's reactor (`tokio::io::unix::AsyncFd`), for
+//! programs that watch many blocking-API sockets epoll-style from one task.
+//!
 //! # Cancellation and timeouts
 //!
 //! Reads, writes, `accept`, `send_msg` and `recv_msg` are cancel-safe (each type's docs say
@@ -57,11 +61,13 @@ mod conn;
 mod file;
 mod listener;
 mod message;
+mod poller;
 mod split;
 mod stream;
 mod watcher;
 
 pub use listener::{Accepted, UdtListener};
 pub use message::UdtMessageSocket;
+pub use poller::AsyncPoller;
 pub use split::{ReuniteError, UdtReadHalf, UdtWriteHalf};
 pub use stream::UdtStream;
