@@ -27,7 +27,7 @@
 //! descriptor that C event loops can watch; [`Builder`] holds UDT4's socket options, including
 //! reuse address (several sockets sharing one UDP port).
 //!
-//! With the cargo feature `tokio`, [`tokio`](crate::tokio) offers the same sockets to async
+//! With the cargo feature `tokio`, the module `udt::tokio` offers the same sockets to async
 //! tasks: `UdtListener`, `UdtStream` (tokio's `AsyncRead`/`AsyncWrite`) and
 //! `UdtMessageSocket`, woken by the I/O threads' readiness events.
 #![warn(missing_docs)]

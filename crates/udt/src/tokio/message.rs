@@ -24,6 +24,32 @@ use crate::socket::{Builder, Socket};
 /// dropping its future abandons the handshake.
 ///
 /// Dropping the socket closes it gracefully in the background (linger).
+///
+/// ```
+/// use udt::tokio::{UdtListener, UdtMessageSocket};
+/// use udt::{Builder, SocketKind};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> udt::Result<()> {
+/// let listener =
+///     UdtListener::bind_with(&Builder::new().kind(SocketKind::Message), "127.0.0.1:0", 16)
+///         .await?;
+/// let addr = listener.local_addr();
+/// let server = tokio::spawn(async move {
+///     let (socket, _peer) = listener.accept_msg().await?;
+///     let mut buf = [0u8; 1500];
+///     let got = socket.recv_msg(&mut buf).await?;
+///     Ok::<_, udt::Error>(buf[..got.copied].to_vec())
+/// });
+/// let socket = UdtMessageSocket::connect(addr).await?;
+/// // Delivered whole within 1 s, or not at all; after every earlier message.
+/// socket
+///     .send_msg(b"one whole message", Some(std::time::Duration::from_secs(1)), true)
+///     .await?;
+/// assert_eq!(server.await.unwrap()?, b"one whole message");
+/// # Ok(())
+/// # }
+/// ```
 pub struct UdtMessageSocket {
     conn: Arc<Conn>,
 }
