@@ -26,9 +26,13 @@ async fn serve(listener: UdtListener) {
     loop {
         let (stream, peer) = match listener.accept().await {
             Ok(c) => c,
+            // The listener itself is gone: nothing more will come.
+            Err(udt::Error::Closed | udt::Error::NotListening) => return,
+            // One connection that could not be handed out (it broke while queued): the
+            // others are unaffected.
             Err(e) => {
                 eprintln!("accept failed: {e}");
-                return;
+                continue;
             }
         };
         tokio::spawn(async move {
