@@ -9,7 +9,8 @@
 //! byte, first with the blocking API (a writer thread and a reader thread) and then with the
 //! async API (a writer task and a reader task on a multi-threaded runtime with two workers),
 //! alternating R times (default 5). Prints one JSON line per transfer and a summary with the
-//! medians and their ratio. The time is the receiver's, from accept to end of stream.
+//! medians and their ratio. The time is the receiver's, from accept to end of stream; the CPU
+//! time is the whole process's (both ends) per GB, from `/proc/self/stat`.
 //!
 //! `many`: one process, one runtime (two workers), a listener and N connections (default
 //! 10 000) from one shared client UDP port, so two I/O threads in all. Connections are made
@@ -59,6 +60,18 @@ fn status(key: &str) -> u64 {
                 .and_then(|l| l[key.len() + 1..].split_whitespace().next()?.parse().ok())
         })
         .unwrap_or(0)
+}
+
+/// CPU time of the whole process so far (user + system), seconds, from `/proc/self/stat`
+/// (clock ticks of 10 ms: fine over transfers of seconds).
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the command name, which is in parentheses and may contain spaces.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
+    (ticks(11) + ticks(12)) as f64 / 100.0
 }
 
 /// One blocking transfer of `total` bytes: receiver seconds.
@@ -148,19 +161,28 @@ fn throughput(mb: u64, rounds: usize) {
         .build()
         .unwrap();
     let (mut b, mut a) = (Vec::new(), Vec::new());
+    let gb = total as f64 / 1e9;
+    let (mut bc, mut ac) = (Vec::new(), Vec::new());
     for round in 0..rounds {
+        let cpu = cpu_seconds();
         let secs = blocking_once(total);
+        let cpu_gb = (cpu_seconds() - cpu) / gb;
         let mbps = total as f64 * 8.0 / secs / 1e6;
-        println!("{{\"api\":\"blocking\",\"round\":{round},\"bytes\":{total},\"seconds\":{secs:.3},\"mbps\":{mbps:.0}}}");
+        println!("{{\"api\":\"blocking\",\"round\":{round},\"bytes\":{total},\"seconds\":{secs:.3},\"mbps\":{mbps:.0},\"cpu_s_per_gb\":{cpu_gb:.2}}}");
         b.push(mbps);
+        bc.push(cpu_gb);
+        let cpu = cpu_seconds();
         let secs = rt.block_on(async_once(total));
+        let cpu_gb = (cpu_seconds() - cpu) / gb;
         let mbps = total as f64 * 8.0 / secs / 1e6;
-        println!("{{\"api\":\"async\",\"round\":{round},\"bytes\":{total},\"seconds\":{secs:.3},\"mbps\":{mbps:.0}}}");
+        println!("{{\"api\":\"async\",\"round\":{round},\"bytes\":{total},\"seconds\":{secs:.3},\"mbps\":{mbps:.0},\"cpu_s_per_gb\":{cpu_gb:.2}}}");
         a.push(mbps);
+        ac.push(cpu_gb);
     }
+    let (bcm, acm) = (median(&mut bc), median(&mut ac));
     let (mb_, ma) = (median(&mut b), median(&mut a));
     println!(
-        "{{\"summary\":\"throughput\",\"rounds\":{rounds},\"blocking_median_mbps\":{mb_:.0},\"async_median_mbps\":{ma:.0},\"async_over_blocking\":{:.3}}}",
+        "{{\"summary\":\"throughput\",\"rounds\":{rounds},\"blocking_median_mbps\":{mb_:.0},\"async_median_mbps\":{ma:.0},\"async_over_blocking\":{:.3},\"blocking_median_cpu_s_per_gb\":{bcm:.2},\"async_median_cpu_s_per_gb\":{acm:.2}}}",
         ma / mb_
     );
 }
