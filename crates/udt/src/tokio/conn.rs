@@ -8,6 +8,7 @@ use std::sync::{Arc, Weak};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use ::tokio::io::ReadBuf;
 use udt_proto::buffer::MsgRead;
 use udt_proto::{ConnectionState, SocketKind};
 
@@ -104,6 +105,25 @@ impl Conn {
                 Poll::Ready(Ok(0))
             }
             other => other,
+        }
+    }
+
+    /// `AsyncRead::poll_read` of every type that reads through a connection.
+    pub(crate) fn poll_read(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        if buf.remaining() == 0 {
+            return Poll::Ready(Ok(()));
+        }
+        match self.poll_recv(cx, buf.initialize_unfilled()) {
+            Poll::Ready(Ok(n)) => {
+                buf.advance(n);
+                Poll::Ready(Ok(()))
+            }
+            Poll::Ready(Err(e)) => Poll::Ready(Err(e.into())),
+            Poll::Pending => Poll::Pending,
         }
     }
 

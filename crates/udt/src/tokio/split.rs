@@ -9,7 +9,7 @@ use std::task::{Context, Poll};
 use ::tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use super::conn::Conn;
-use super::stream::{poll_read, UdtStream};
+use super::stream::UdtStream;
 use crate::socket::Socket;
 
 /// The reading half of a [`UdtStream`], from [`UdtStream::into_split`]. Cancel-safe reads, as
@@ -25,14 +25,19 @@ pub struct UdtWriteHalf {
     conn: Arc<Conn>,
 }
 
-/// Both halves of `conn`.
-pub(crate) fn split(conn: Arc<Conn>) -> (UdtReadHalf, UdtWriteHalf) {
-    (
-        UdtReadHalf {
-            conn: Arc::clone(&conn),
-        },
-        UdtWriteHalf { conn },
-    )
+impl UdtStream {
+    /// Splits the stream into a read half and a write half that separate tasks can own. The
+    /// connection closes (gracefully) when both are dropped, or when the write half is shut
+    /// down.
+    pub fn into_split(self) -> (UdtReadHalf, UdtWriteHalf) {
+        let conn = self.into_conn();
+        (
+            UdtReadHalf {
+                conn: Arc::clone(&conn),
+            },
+            UdtWriteHalf { conn },
+        )
+    }
 }
 
 /// Two halves of different streams given to [`UdtReadHalf::reunite`]; they are handed back.
@@ -93,7 +98,7 @@ impl AsyncRead for UdtReadHalf {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        poll_read(&self.conn, cx, buf)
+        self.conn.poll_read(cx, buf)
     }
 }
 

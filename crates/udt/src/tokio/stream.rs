@@ -10,7 +10,6 @@ use ::tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use udt_proto::SocketKind;
 
 use super::conn::{self, Conn};
-use super::split::{UdtReadHalf, UdtWriteHalf};
 use crate::error::Result;
 use crate::socket::{Builder, Socket};
 
@@ -113,11 +112,9 @@ impl UdtStream {
         self.conn.socket().local_addr()
     }
 
-    /// Splits the stream into a read half and a write half that separate tasks can own. The
-    /// connection closes (gracefully) when both are dropped, or when the write half is shut
-    /// down.
-    pub fn into_split(self) -> (UdtReadHalf, UdtWriteHalf) {
-        super::split::split(self.conn)
+    /// The shared connection, for the halves of [`into_split`](Self::into_split).
+    pub(crate) fn into_conn(self) -> Arc<Conn> {
+        self.conn
     }
 
     pub(crate) fn conn(&self) -> &Conn {
@@ -134,32 +131,13 @@ impl std::fmt::Debug for UdtStream {
     }
 }
 
-/// `AsyncRead` for every type that reads through a [`Conn`].
-pub(crate) fn poll_read(
-    conn: &Conn,
-    cx: &mut Context<'_>,
-    buf: &mut ReadBuf<'_>,
-) -> Poll<io::Result<()>> {
-    if buf.remaining() == 0 {
-        return Poll::Ready(Ok(()));
-    }
-    match conn.poll_recv(cx, buf.initialize_unfilled()) {
-        Poll::Ready(Ok(n)) => {
-            buf.advance(n);
-            Poll::Ready(Ok(()))
-        }
-        Poll::Ready(Err(e)) => Poll::Ready(Err(e.into())),
-        Poll::Pending => Poll::Pending,
-    }
-}
-
 impl AsyncRead for UdtStream {
     fn poll_read(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        poll_read(&self.conn, cx, buf)
+        self.conn.poll_read(cx, buf)
     }
 }
 
