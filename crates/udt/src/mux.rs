@@ -279,6 +279,10 @@ pub(crate) struct Mux {
     tx_passes: AtomicU64,
     /// Threads waiting in [`Mux::flush`]; without any, a pass costs no lock and no futex call.
     flush_waiters: AtomicUsize,
+    /// Async tasks waiting for passes (`Mux::poll_flushed`), woken after each pass.
+    pass_wakers: Mutex<Vec<TaskWaker>>,
+    /// Length of `pass_wakers`, read without its lock by the I/O thread after each pass.
+    pass_waiting: AtomicUsize,
 }
 
 /// The process's multiplexers by (IPv6?, port), for reuse address. Entries of finished
@@ -402,6 +406,8 @@ impl Mux {
             flushed: Condvar::new(),
             tx_passes: AtomicU64::new(0),
             flush_waiters: AtomicUsize::new(0),
+            pass_wakers: Mutex::new(Vec::new()),
+            pass_waiting: AtomicUsize::new(0),
             clock: Clock::new(),
             waker: Waker::new()?,
             local: port.local_addr(),
@@ -477,6 +483,39 @@ impl Mux {
                 .0;
         }
         self.flush_waiters.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// The pass count [`Mux::poll_flushed`] must reach for every datagram queued now to have
+    /// been handed to the kernel (as in [`Mux::flush`]: the pass under way may have missed
+    /// them, the next cannot). Wakes the I/O thread so that the passes come at once.
+    #[cfg(feature = "tokio")]
+    pub(crate) fn flush_target(&self) -> u64 {
+        let target = self.tx_passes.load(Ordering::SeqCst) + 2;
+        self.waker.wake();
+        target
+    }
+
+    /// The async [`Mux::flush`]: ready once the I/O thread has made `target` passes (see
+    /// [`Mux::flush_target`]); until then the task is woken after each pass.
+    #[cfg(feature = "tokio")]
+    pub(crate) fn poll_flushed(&self, target: u64, cx: &mut std::task::Context<'_>) -> bool {
+        if self.tx_passes.load(Ordering::SeqCst) >= target {
+            return true;
+        }
+        {
+            let mut w = self.pass_wakers.lock().unwrap_or_else(|p| p.into_inner());
+            if !w.iter().any(|x| x.will_wake(cx.waker())) {
+                w.push(cx.waker().clone());
+                self.pass_waiting.store(w.len(), Ordering::SeqCst);
+            }
+        }
+        // A pass that ended between the first look and the registration did not see the
+        // waker: look again.
+        if self.tx_passes.load(Ordering::SeqCst) >= target {
+            return true;
+        }
+        self.waker.wake();
+        false
     }
 
     /// Runs `op` on connection `id`, waiting while it reports `WouldBlock` — on the
@@ -684,6 +723,17 @@ impl Mux {
     /// Counts a pass of the I/O thread that sent everything due (see [`Mux::flush`]).
     fn passed(&self) {
         self.tx_passes.fetch_add(1, Ordering::SeqCst);
+        // SeqCst against `poll_flushed`: either it sees this pass, or this sees its waker.
+        if self.pass_waiting.load(Ordering::SeqCst) > 0 {
+            let wakers = {
+                let mut w = self.pass_wakers.lock().unwrap_or_else(|p| p.into_inner());
+                self.pass_waiting.store(0, Ordering::SeqCst);
+                std::mem::take(&mut *w)
+            };
+            for w in wakers {
+                w.wake();
+            }
+        }
         if self.flush_waiters.load(Ordering::SeqCst) > 0 {
             // Under the lock, so that a waiter between its check and its wait cannot miss it.
             let _st = self.lock();

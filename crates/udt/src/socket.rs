@@ -1202,6 +1202,20 @@ impl Socket {
         self.mux.after_app_call(&mut st);
     }
 
+    /// The I/O pass count after which every datagram queued now (the Shutdown of a
+    /// connection just finished) has left; see [`Socket::poll_flushed`].
+    #[cfg(feature = "tokio")]
+    pub(crate) fn flush_target(&self) -> u64 {
+        self.mux.flush_target()
+    }
+
+    /// True once the I/O thread has made `target` passes; else the task is woken after the
+    /// next pass. The async twin of the flush at the end of [`Socket::close`].
+    #[cfg(feature = "tokio")]
+    pub(crate) fn poll_flushed(&self, target: u64, cx: &mut std::task::Context<'_>) -> bool {
+        self.mux.poll_flushed(target, cx)
+    }
+
     /// Gives a wait for buffer space its send-side error.
     pub(crate) fn send_side(e: Error) -> Error {
         match e {

@@ -3,7 +3,7 @@
 //! the poll functions every async type is written with.
 
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -24,6 +24,9 @@ pub(crate) struct Conn {
     /// Set by [`Conn::poll_close`]: the connection is closing at our request, so that reads
     /// report the end of the stream once what arrived before is read, and writes fail.
     shut: AtomicBool,
+    /// Once the close has ended the connection: the I/O pass count after which its last
+    /// datagrams (the Shutdown) have left (0: not yet known).
+    flushed_at: AtomicU64,
 }
 
 impl Conn {
@@ -37,6 +40,7 @@ impl Conn {
             socket,
             watcher,
             shut: AtomicBool::new(false),
+            flushed_at: AtomicU64::new(0),
         }
     }
 
@@ -171,23 +175,36 @@ impl Conn {
     }
 
     /// Closes gracefully: queued data keeps flowing for the linger time, then the peer is
-    /// sent a Shutdown; ready once the connection has ended. UDT has no half-close, so this
-    /// ends both directions.
+    /// sent a Shutdown; ready once the connection has ended and the Shutdown has left (so
+    /// that a program may exit right after). UDT has no half-close, so this ends both
+    /// directions.
     pub(crate) fn poll_close(&self, cx: &mut Context<'_>) -> Poll<Result<()>> {
         if !self.shut.swap(true, Ordering::AcqRel) {
             self.socket.start_close();
         }
-        match self.poll_op(cx, Wait::Change, |c, _| {
-            if c.is_connected() {
-                Err(udt_proto::Error::WouldBlock)
-            } else {
-                Ok(())
+        let mut target = self.flushed_at.load(Ordering::Acquire);
+        if target == 0 {
+            match self.poll_op(cx, Wait::Change, |c, _| {
+                if c.is_connected() {
+                    Err(udt_proto::Error::WouldBlock)
+                } else {
+                    Ok(())
+                }
+            }) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Ok(()) | Err(Error::ConnectionLost) | Err(Error::Closed)) => {}
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
             }
-        }) {
-            Poll::Ready(Ok(()) | Err(Error::ConnectionLost) | Err(Error::Closed)) => {
-                Poll::Ready(Ok(()))
-            }
-            other => other,
+            // The engine has queued its last datagrams: they must reach the kernel before we
+            // report the close done, or a program that exits now leaves the peer waiting for
+            // its timeout (the blocking `close` flushes the same way).
+            target = self.socket.flush_target().max(1);
+            self.flushed_at.store(target, Ordering::Release);
+        }
+        if self.socket.poll_flushed(target, cx) {
+            Poll::Ready(Ok(()))
+        } else {
+            Poll::Pending
         }
     }
 }
