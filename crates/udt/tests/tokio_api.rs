@@ -410,6 +410,27 @@ fn rendezvous_connects_both_sides() {
 }
 
 #[test]
+fn message_rendezvous_connects_both_sides() {
+    run(async {
+        let h1 = Builder::new().bind("127.0.0.1:0").unwrap();
+        let h2 = Builder::new().bind("127.0.0.1:0").unwrap();
+        let (a1, a2) = (h1.local_addr(), h2.local_addr());
+        let side2 = tokio::spawn(async move {
+            let m = UdtMessageSocket::rendezvous(a2, a1).await.unwrap();
+            let mut buf = [0u8; 64];
+            let r = m.recv_msg(&mut buf).await.unwrap();
+            buf[..r.copied].to_vec()
+        });
+        let m = UdtMessageSocket::rendezvous(a1, a2).await.unwrap();
+        assert_eq!(m.socket().kind(), SocketKind::Message);
+        m.send_msg(b"rendezvous message", None, true).await.unwrap();
+        assert_eq!(side2.await.unwrap(), b"rendezvous message");
+        m.close().await.unwrap();
+        drop((h1, h2));
+    });
+}
+
+#[test]
 fn split_halves_work_from_separate_tasks_and_reunite() {
     run(async {
         const TOTAL: u64 = 4 << 20;

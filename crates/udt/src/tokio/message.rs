@@ -72,7 +72,17 @@ impl UdtMessageSocket {
         })
     }
 
-    /// Meets a rendezvous peer (see [`UdtStream::rendezvous`](super::UdtStream::rendezvous)).
+    /// Meets a peer that connects to us at the same time (rendezvous), with default options:
+    /// this side binds `local` (an explicit port), the peer binds `remote`, and each names
+    /// the other. Gives up after the connect timeout, at least 30 s for rendezvous (as UDT4).
+    pub async fn rendezvous(
+        local: SocketAddr,
+        remote: impl ::tokio::net::ToSocketAddrs,
+    ) -> Result<UdtMessageSocket> {
+        Self::rendezvous_with(&Builder::new(), local, remote).await
+    }
+
+    /// As [`rendezvous`](Self::rendezvous), with `builder`'s options (its kind is ignored).
     pub async fn rendezvous_with(
         builder: &Builder,
         local: SocketAddr,
