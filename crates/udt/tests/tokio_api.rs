@@ -354,6 +354,27 @@ fn cancelled_message_calls_lose_nothing() {
     });
 }
 
+/// A message that could never fit the send buffer is a typed error at once, not a task that
+/// waits forever for space.
+#[test]
+fn a_message_larger_than_the_send_buffer_is_refused() {
+    run(async {
+        let b = Builder::new().kind(SocketKind::Message);
+        let l = UdtListener::bind_with(&b, "127.0.0.1:0", 4).await.unwrap();
+        let addr = l.local_addr();
+        let acc = tokio::spawn(async move { l.accept_msg().await.unwrap().0 });
+        let small = b.clone().send_buffer_pkts(8);
+        let m = UdtMessageSocket::connect_with(&small, addr).await.unwrap();
+        let _peer = acc.await.unwrap();
+        assert!(matches!(
+            m.send_msg(&vec![0u8; 100_000], None, true).await,
+            Err(Error::MessageTooLarge)
+        ));
+        // The socket is still usable.
+        m.send_msg(b"fits", None, true).await.unwrap();
+    });
+}
+
 #[test]
 fn accept_any_serves_both_kinds() {
     run(async {
