@@ -19,7 +19,8 @@ use udt_proto::stats::PerfStats;
 use udt_proto::{ConnectionState, SocketKind};
 
 use crate::error::{Error, Result};
-use crate::poll::{register, PollShared, Poller, Readiness, Source};
+use crate::poll::{register, PollShared, Poller, Source};
+use crate::readiness::Readiness;
 use crate::socket::{Bound, Builder, Listener, Socket};
 use crate::sockopt::{OptValue, SockOpt};
 

@@ -131,7 +131,7 @@ impl Socket {
 }
 
 /// Rejects ranges past the largest file offset.
-fn check_range(offset: u64, len: u64) -> Result<()> {
+pub(crate) fn check_range(offset: u64, len: u64) -> Result<()> {
     match offset.checked_add(len) {
         Some(end) if end <= i64::MAX as u64 => Ok(()),
         _ => Err(Error::InvalidOperation("file offset + length overflows")),
@@ -139,7 +139,7 @@ fn check_range(offset: u64, len: u64) -> Result<()> {
 }
 
 /// The size of the next block when `remaining` bytes are left.
-fn block_len(remaining: u64) -> usize {
+pub(crate) fn block_len(remaining: u64) -> usize {
     remaining.min(FILE_BLOCK_SIZE as u64) as usize
 }
 

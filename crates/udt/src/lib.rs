@@ -26,6 +26,10 @@
 //! A [`Poller`] waits on many sockets and listeners at once (UDT4's epoll), also through a file
 //! descriptor that C event loops can watch; [`Builder`] holds UDT4's socket options, including
 //! reuse address (several sockets sharing one UDP port).
+//!
+//! With the cargo feature `tokio`, the module `udt::tokio` offers the same sockets to async
+//! tasks: `UdtListener`, `UdtStream` (tokio's `AsyncRead`/`AsyncWrite`) and
+//! `UdtMessageSocket`, woken by the I/O threads' readiness events.
 #![warn(missing_docs)]
 
 mod bsd_socket;
@@ -34,14 +38,18 @@ mod error;
 mod file;
 mod mux;
 mod poll;
+mod readiness;
 mod socket;
 mod sockopt;
+#[cfg(feature = "tokio")]
+pub mod tokio;
 mod udp;
 
 pub use bsd_socket::{BsdSocket, Family, Udt4Status};
 pub use error::{Error, Result};
 pub use file::FILE_BLOCK_SIZE;
-pub use poll::{PollEvent, Poller, Readiness, Source};
+pub use poll::{PollEvent, Poller, Source};
+pub use readiness::Readiness;
 pub use socket::{
     Bound, Builder, Listener, Socket, DEFAULT_UDP_RECV_BUFFER, DEFAULT_UDP_SEND_BUFFER,
 };

@@ -8,9 +8,10 @@
 //! per-connection condition variable that the I/O thread signals when the connection reports
 //! an event. Threads therefore do not grow with connections: one per UDP port.
 //!
-//! Readiness for pollers: the state keeps, per watched socket or listener, the [`Poller`]s
-//! watching it (weakly). Engine events and application calls on a watched target recompute its
-//! readiness under the lock and push it to those pollers (see `poll.rs`).
+//! Readiness: the state keeps a [`Registry`] of the watchers of each watched socket or
+//! listener (pollers, async tasks; weakly). Engine events and application calls on a watched
+//! target recompute its readiness under the lock and push it to them (see `readiness.rs`).
+//! Task wakers they hand back are woken once the lock is released.
 //!
 //! Reuse address (`UDT_REUSEADDR`): every multiplexer is entered in a process-wide registry by
 //! IP version and port. A socket bound explicitly to a port that a reusable multiplexer of the
@@ -31,13 +32,14 @@ use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
+use std::task::Waker as TaskWaker;
 use std::time::Duration;
 
 use udt_proto::{Connection, Endpoint, EndpointConfig, Event, Instant, SocketId};
 
 use crate::clock::Clock;
 use crate::error::{Error, Result};
-use crate::poll::{readiness, PollShared, Target, Watchers};
+use crate::readiness::{Registry, Target, Watcher};
 use crate::udp::{recv_batch, BufferSizes, RecvBatch, SendBatch, UdpPort, BATCH};
 
 /// Below this much time to the next deadline the I/O thread spins instead of sleeping, µs.
@@ -162,8 +164,11 @@ pub(crate) struct State {
     io_deadline: Option<Instant>,
     /// Connections whose last event the application has not seen, by kind.
     pub(crate) connect_results: HashMap<SocketId, std::result::Result<(), udt_proto::ConnectError>>,
-    /// Pollers watching each target.
-    watchers: HashMap<Target, Watchers>,
+    /// Pollers and async tasks watching each target.
+    watchers: Registry,
+    /// Task wakers that readiness updates asked for, to be woken once the lock is released
+    /// (by the I/O thread) or at the end of an application call.
+    task_wake: Vec<TaskWaker>,
     /// Set by the I/O thread when it exits: the multiplexer can no longer be joined.
     finished: bool,
     /// Waiters with sleepers that events have concerned, to be signalled once the lock is
@@ -187,51 +192,28 @@ impl State {
         }
     }
 
-    /// Registers poller `poll`'s registration `token` as watching `target`.
-    pub(crate) fn watch(&mut self, target: Target, poll: Weak<PollShared>, token: u64) {
-        self.watchers.entry(target).or_default().push((poll, token));
+    /// Registers `watcher`'s registration `token` as watching `target`.
+    pub(crate) fn watch(&mut self, target: Target, watcher: Weak<dyn Watcher>, token: u64) {
+        self.watchers.watch(target, watcher, token);
     }
 
-    /// Removes poller `poll`'s registration `token` on `target`.
-    pub(crate) fn unwatch(&mut self, target: Target, poll: &Weak<PollShared>, token: u64) {
-        if let Some(list) = self.watchers.get_mut(&target) {
-            list.retain(|(p, t)| !(Weak::ptr_eq(p, poll) && *t == token));
-            if list.is_empty() {
-                self.watchers.remove(&target);
-            }
-        }
+    /// Removes `watcher`'s registration `token` on `target`.
+    pub(crate) fn unwatch(&mut self, target: Target, watcher: &Weak<dyn Watcher>, token: u64) {
+        self.watchers.unwatch(target, watcher, token);
     }
 
-    /// The application handle of `target` went away: every poller forgets it.
+    /// The application handle of `target` went away: every watcher forgets it.
     pub(crate) fn unwatch_all(&mut self, target: Target) {
-        if let Some(list) = self.watchers.remove(&target) {
-            for (p, token) in list {
-                if let Some(p) = p.upgrade() {
-                    p.forget(token);
-                }
-            }
-        }
+        self.watchers.unwatch_all(target);
     }
 
-    /// Recomputes `target`'s readiness and pushes it to the pollers watching it.
+    /// Recomputes `target`'s readiness and pushes it to the watchers of it.
     pub(crate) fn refresh(&mut self, target: Target) {
         if self.watchers.is_empty() {
             return;
         }
-        let Some(list) = self.watchers.get_mut(&target) else {
-            return;
-        };
-        let r = readiness(&mut self.ep, target);
-        list.retain(|(p, token)| match p.upgrade() {
-            Some(p) => {
-                p.update(*token, r);
-                true
-            }
-            None => false,
-        });
-        if list.is_empty() {
-            self.watchers.remove(&target);
-        }
+        self.watchers
+            .refresh(&mut self.ep, target, &mut self.task_wake);
     }
 
     /// Hands out the endpoint's events: records connect results, updates pollers and collects
@@ -297,6 +279,10 @@ pub(crate) struct Mux {
     tx_passes: AtomicU64,
     /// Threads waiting in [`Mux::flush`]; without any, a pass costs no lock and no futex call.
     flush_waiters: AtomicUsize,
+    /// Async tasks waiting for passes (`Mux::poll_flushed`), woken after each pass.
+    pass_wakers: Mutex<Vec<TaskWaker>>,
+    /// Length of `pass_wakers`, read without its lock by the I/O thread after each pass.
+    pass_waiting: AtomicUsize,
 }
 
 /// The process's multiplexers by (IPv6?, port), for reuse address. Entries of finished
@@ -412,13 +398,16 @@ impl Mux {
                 handles: 1,
                 io_deadline: None,
                 connect_results: HashMap::new(),
-                watchers: HashMap::new(),
+                watchers: Registry::default(),
+                task_wake: Vec::new(),
                 finished: false,
                 wake: Vec::new(),
             }),
             flushed: Condvar::new(),
             tx_passes: AtomicU64::new(0),
             flush_waiters: AtomicUsize::new(0),
+            pass_wakers: Mutex::new(Vec::new()),
+            pass_waiting: AtomicUsize::new(0),
             clock: Clock::new(),
             waker: Waker::new()?,
             local: port.local_addr(),
@@ -450,6 +439,12 @@ impl Mux {
         st.dispatch_events();
         for w in st.wake.drain(..) {
             w.notify();
+        }
+        // Under the lock, unlike the I/O thread's wake-ups: the caller holds it. An
+        // application call rarely makes another task ready (a read that frees window space
+        // does not make the same socket writable), so this is seldom more than a check.
+        for w in st.task_wake.drain(..) {
+            w.wake();
         }
         let due = st.ep.poll_timeout();
         if let Some(t) = due {
@@ -488,6 +483,39 @@ impl Mux {
                 .0;
         }
         self.flush_waiters.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// The pass count [`Mux::poll_flushed`] must reach for every datagram queued now to have
+    /// been handed to the kernel (as in [`Mux::flush`]: the pass under way may have missed
+    /// them, the next cannot). Wakes the I/O thread so that the passes come at once.
+    #[cfg(feature = "tokio")]
+    pub(crate) fn flush_target(&self) -> u64 {
+        let target = self.tx_passes.load(Ordering::SeqCst) + 2;
+        self.waker.wake();
+        target
+    }
+
+    /// The async [`Mux::flush`]: ready once the I/O thread has made `target` passes (see
+    /// [`Mux::flush_target`]); until then the task is woken after each pass.
+    #[cfg(feature = "tokio")]
+    pub(crate) fn poll_flushed(&self, target: u64, cx: &mut std::task::Context<'_>) -> bool {
+        if self.tx_passes.load(Ordering::SeqCst) >= target {
+            return true;
+        }
+        {
+            let mut w = self.pass_wakers.lock().unwrap_or_else(|p| p.into_inner());
+            if !w.iter().any(|x| x.will_wake(cx.waker())) {
+                w.push(cx.waker().clone());
+                self.pass_waiting.store(w.len(), Ordering::SeqCst);
+            }
+        }
+        // A pass that ended between the first look and the registration did not see the
+        // waker: look again.
+        if self.tx_passes.load(Ordering::SeqCst) >= target {
+            return true;
+        }
+        self.waker.wake();
+        false
     }
 
     /// Runs `op` on connection `id`, waiting while it reports `WouldBlock` — on the
@@ -532,6 +560,36 @@ impl Mux {
             }
         }
     }
+
+    /// Runs `op` on connection `id` once, never waiting. If it reports `WouldBlock`, `park`
+    /// runs before the lock is released: it registers the caller's interest (an async task's
+    /// waker, see `tokio/watcher.rs`), and since every later change of the connection's
+    /// readiness is pushed under this same lock, none can slip between the attempt and the
+    /// registration. `closed` as in [`Mux::blocking`].
+    #[cfg(feature = "tokio")]
+    pub(crate) fn attempt_or_park<R>(
+        &self,
+        id: SocketId,
+        closed: &AtomicBool,
+        op: impl FnOnce(&mut Connection, Instant) -> std::result::Result<R, udt_proto::Error>,
+        park: impl FnOnce(),
+    ) -> Result<R> {
+        let mut st = self.lock();
+        if closed.load(Ordering::Acquire) {
+            return Err(Error::Closed);
+        }
+        let now = self.clock.now();
+        let r = match st.ep.connection_mut(id) {
+            Some(mut c) => op(&mut c, now),
+            None => Err(udt_proto::Error::ConnectionLost),
+        };
+        st.refresh(Target::Conn(id));
+        if matches!(r, Err(udt_proto::Error::WouldBlock)) {
+            park();
+        }
+        self.after_app_call(&mut st);
+        r.map_err(Error::from)
+    }
 }
 
 /// The I/O thread.
@@ -544,6 +602,7 @@ fn io_loop(mux: Arc<Mux>, port: UdpPort) {
     let mut sb = SendBatch::new();
     let mut last_stamp = Instant::ZERO;
     let mut wake = Vec::new();
+    let mut task_wake = Vec::new();
     let mut streaming = false;
     loop {
         // Timers and transmissions due now.
@@ -554,6 +613,7 @@ fn io_loop(mux: Arc<Mux>, port: UdpPort) {
             transmit(&mut st, now, &port, &mut sb);
             st.dispatch_events();
             std::mem::swap(&mut st.wake, &mut wake);
+            std::mem::swap(&mut st.task_wake, &mut task_wake);
             let d = st.ep.poll_timeout();
             let paced = st.ep.timeout_is_paced();
             let sending = st.ep.has_paced_sends();
@@ -566,6 +626,7 @@ fn io_loop(mux: Arc<Mux>, port: UdpPort) {
             (d, paced, sending, exit)
         };
         wake_all(&mut wake);
+        wake_tasks(&mut task_wake);
         sb.flush(&port);
         mux.passed();
         if exit {
@@ -605,8 +666,10 @@ fn io_loop(mux: Arc<Mux>, port: UdpPort) {
             transmit(&mut st, now, &port, &mut sb);
             st.dispatch_events();
             std::mem::swap(&mut st.wake, &mut wake);
+            std::mem::swap(&mut st.task_wake, &mut task_wake);
             drop(st);
             wake_all(&mut wake);
+            wake_tasks(&mut task_wake);
             sb.flush(&port);
             mux.passed();
             if n < BATCH {
@@ -649,10 +712,28 @@ fn wake_all(wake: &mut Vec<Arc<Waiter>>) {
     }
 }
 
+/// Wakes the async tasks that readiness updates concerned, once the lock is released.
+fn wake_tasks(wake: &mut Vec<TaskWaker>) {
+    for w in wake.drain(..) {
+        w.wake();
+    }
+}
+
 impl Mux {
     /// Counts a pass of the I/O thread that sent everything due (see [`Mux::flush`]).
     fn passed(&self) {
         self.tx_passes.fetch_add(1, Ordering::SeqCst);
+        // SeqCst against `poll_flushed`: either it sees this pass, or this sees its waker.
+        if self.pass_waiting.load(Ordering::SeqCst) > 0 {
+            let wakers = {
+                let mut w = self.pass_wakers.lock().unwrap_or_else(|p| p.into_inner());
+                self.pass_waiting.store(0, Ordering::SeqCst);
+                std::mem::take(&mut *w)
+            };
+            for w in wakers {
+                w.wake();
+            }
+        }
         if self.flush_waiters.load(Ordering::SeqCst) > 0 {
             // Under the lock, so that a waiter between its check and its wait cannot miss it.
             let _st = self.lock();

@@ -2,7 +2,8 @@
 //! (different multiplexers and I/O threads), with its readiness also exposed as a real file
 //! descriptor for C event loops.
 //!
-//! How readiness flows: every multiplexer keeps, per watched socket, the pollers that watch it.
+//! How readiness flows (`readiness.rs` is its home; a poller is one kind of watcher there):
+//! every multiplexer keeps, per watched socket, the pollers that watch it.
 //! Whenever something that can change a socket's readiness happens on that multiplexer (an
 //! engine event: data arrived, send-buffer space freed, connected, closed, broken; or an
 //! application call: send, recv, accept), the multiplexer recomputes the socket's readiness
@@ -22,92 +23,15 @@
 
 use std::collections::{HashMap, HashSet};
 use std::io;
-use std::ops::{BitAnd, BitOr, BitOrAssign};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
+use std::task::Waker;
 use std::time::Duration;
-
-use udt_proto::{ConnectionState, Endpoint, SocketId};
 
 use crate::error::{Error, Result};
 use crate::mux::Mux;
+use crate::readiness::{self, Readiness, Target, Watcher};
 use crate::socket::{Listener, Socket};
-
-/// A set of readiness conditions; the same bits as UDT4's `UDT_EPOLL_IN`, `UDT_EPOLL_OUT` and
-/// `UDT_EPOLL_ERR`. Used both as the interest of a registration and as what [`Poller::wait`]
-/// reports.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct Readiness(u8);
-
-impl Readiness {
-    /// Readable: a socket has data (stream) or a whole message to read, or its connection has
-    /// ended (a read returns end-of-stream or an error without blocking); a listener has a
-    /// connection waiting in its accept queue.
-    pub const READ: Readiness = Readiness(0x1);
-    /// Writable: a connected socket has send-buffer space, or its connection has ended (a write
-    /// fails without blocking).
-    pub const WRITE: Readiness = Readiness(0x4);
-    /// Error: the connection is broken or closed (by the peer, a timeout, or locally), or the
-    /// listener no longer listens.
-    pub const ERR: Readiness = Readiness(0x8);
-    /// Every condition.
-    pub const ALL: Readiness = Readiness(0x1 | 0x4 | 0x8);
-
-    /// No condition.
-    pub const fn empty() -> Readiness {
-        Readiness(0)
-    }
-
-    /// True when no condition is set.
-    pub const fn is_empty(self) -> bool {
-        self.0 == 0
-    }
-
-    /// True when every condition of `other` is set in `self`.
-    pub const fn contains(self, other: Readiness) -> bool {
-        self.0 & other.0 == other.0
-    }
-
-    /// True when [`READ`](Self::READ) is set.
-    pub const fn is_readable(self) -> bool {
-        self.contains(Self::READ)
-    }
-
-    /// True when [`WRITE`](Self::WRITE) is set.
-    pub const fn is_writable(self) -> bool {
-        self.contains(Self::WRITE)
-    }
-
-    /// True when [`ERR`](Self::ERR) is set.
-    pub const fn is_error(self) -> bool {
-        self.contains(Self::ERR)
-    }
-
-    /// The UDT4 bit mask (`UDT_EPOLL_IN` = 1, `UDT_EPOLL_OUT` = 4, `UDT_EPOLL_ERR` = 8).
-    pub const fn bits(self) -> u8 {
-        self.0
-    }
-}
-
-impl BitOr for Readiness {
-    type Output = Readiness;
-    fn bitor(self, rhs: Readiness) -> Readiness {
-        Readiness(self.0 | rhs.0)
-    }
-}
-
-impl BitOrAssign for Readiness {
-    fn bitor_assign(&mut self, rhs: Readiness) {
-        self.0 |= rhs.0;
-    }
-}
-
-impl BitAnd for Readiness {
-    type Output = Readiness;
-    fn bitand(self, rhs: Readiness) -> Readiness {
-        Readiness(self.0 & rhs.0)
-    }
-}
 
 /// One ready registration, as reported by [`Poller::wait`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -116,15 +40,6 @@ pub struct PollEvent {
     pub token: u64,
     /// The conditions that hold, limited to the registration's interest.
     pub readiness: Readiness,
-}
-
-/// What a multiplexer can report readiness about.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) enum Target {
-    /// A connection, by socket ID.
-    Conn(SocketId),
-    /// The multiplexer's listener.
-    Listener,
 }
 
 /// Something a [`Poller`] can watch: a [`Socket`] or a [`Listener`] (`&socket` and `&listener`
@@ -151,42 +66,6 @@ impl<'a> From<&'a Listener> for Source<'a> {
             mux: l.poll_mux(),
             target: Target::Listener,
         }
-    }
-}
-
-/// The readiness of `target` on endpoint `ep`, every condition (not limited to an interest).
-pub(crate) fn readiness(ep: &mut Endpoint, target: Target) -> Readiness {
-    let ended = Readiness::READ | Readiness::WRITE | Readiness::ERR;
-    match target {
-        Target::Listener => {
-            if !ep.is_listening() {
-                Readiness::ERR
-            } else if ep.pending_accepts() > 0 {
-                Readiness::READ
-            } else {
-                Readiness::empty()
-            }
-        }
-        Target::Conn(id) => match ep.connection_mut(id) {
-            // Freed: closed and gone.
-            None => ended,
-            Some(mut c) => match c.state() {
-                ConnectionState::Connecting => Readiness::empty(),
-                ConnectionState::Connected => {
-                    let mut r = Readiness::empty();
-                    if c.is_readable() {
-                        r |= Readiness::READ;
-                    }
-                    if c.is_writable() {
-                        r |= Readiness::WRITE;
-                    }
-                    r
-                }
-                ConnectionState::Closing | ConnectionState::Broken | ConnectionState::Closed => {
-                    ended
-                }
-            },
-        },
     }
 }
 
@@ -241,7 +120,7 @@ impl PollShared {
 
     /// Records that registration `token` now has readiness `full` (all conditions; masked here
     /// with the interest). Called by multiplexers under their lock.
-    pub(crate) fn update(&self, token: u64, full: Readiness) {
+    fn set(&self, token: u64, full: Readiness) {
         let mut st = self.lock();
         let Some(reg) = st.regs.get(&token) else {
             return;
@@ -262,7 +141,7 @@ impl PollShared {
 
     /// Forgets registration `token`, whose socket went away. Called by multiplexers under their
     /// lock.
-    pub(crate) fn forget(&self, token: u64) {
+    fn drop_reg(&self, token: u64) {
         let mut st = self.lock();
         st.remove_reg(token);
         self.sync_fd(&mut st);
@@ -288,6 +167,23 @@ impl PollShared {
         }
         st.fd_signalled = want;
     }
+}
+
+impl Watcher for PollShared {
+    fn update(&self, token: u64, now: Readiness, _wake: &mut Vec<Waker>) {
+        // Threads blocked in `wait` sleep on our condition variable, not on a task waker.
+        self.set(token, now);
+    }
+
+    fn forget(&self, token: u64) {
+        self.drop_reg(token);
+    }
+}
+
+/// This poller as the multiplexers' registries hold it.
+fn as_watcher(shared: &Arc<PollShared>) -> Weak<dyn Watcher> {
+    let w: Weak<PollShared> = Arc::downgrade(shared);
+    w
 }
 
 /// An epoll-style, level-triggered poller over [`Socket`]s and [`Listener`]s, which may be on
@@ -376,7 +272,7 @@ impl Poller {
         };
         reg.mux
             .lock()
-            .unwatch(reg.target, &Arc::downgrade(&self.shared), token);
+            .unwatch(reg.target, &as_watcher(&self.shared), token);
         Ok(())
     }
 
@@ -434,7 +330,7 @@ impl Poller {
             let mut checked = Vec::with_capacity(candidates.len());
             for (token, generation, mux, target) in candidates {
                 let mut ms = mux.lock();
-                let now = readiness(&mut ms.ep, target);
+                let now = readiness::of(&mut ms.ep, target);
                 mux.after_app_call(&mut ms);
                 checked.push((token, generation, now));
             }
@@ -496,7 +392,7 @@ impl Drop for Poller {
             st.ready.clear();
             st.regs.drain().collect()
         };
-        let me = Arc::downgrade(&self.shared);
+        let me = as_watcher(&self.shared);
         for (token, reg) in regs {
             reg.mux.lock().unwatch(reg.target, &me, token);
         }
@@ -540,12 +436,9 @@ pub(crate) fn register(
         );
     }
     let mut ms = src.mux.lock();
-    ms.watch(src.target, Arc::downgrade(shared), token);
+    ms.watch(src.target, as_watcher(shared), token);
     // Initial readiness, pushed to us like any later change.
     ms.refresh(src.target);
     src.mux.after_app_call(&mut ms);
     Ok(())
 }
-
-/// The pollers watching one target, as a multiplexer keeps them.
-pub(crate) type Watchers = Vec<(Weak<PollShared>, u64)>;

@@ -16,8 +16,10 @@ use udt_proto::{
 };
 
 use crate::error::{Error, Result};
-use crate::mux::Mux;
-use crate::poll::{Readiness, Target};
+use crate::mux::{Mux, State};
+#[cfg(feature = "tokio")]
+use crate::readiness::Watcher;
+use crate::readiness::{self, Readiness, Target};
 use crate::udp::BufferSizes;
 
 /// Longest wait in [`Socket::close`] for the I/O thread to send the connection's last
@@ -575,11 +577,21 @@ impl Listener {
         &self.mux
     }
 
+    /// Registers `watcher` (its registration `token`) for this listener's readiness and
+    /// pushes it the current readiness. Dropping or closing the listener unregisters it.
+    #[cfg(feature = "tokio")]
+    pub(crate) fn add_watcher(&self, watcher: std::sync::Weak<dyn Watcher>, token: u64) {
+        let mut st = self.mux.lock();
+        st.watch(Target::Listener, watcher, token);
+        st.refresh(Target::Listener);
+        self.mux.after_app_call(&mut st);
+    }
+
     /// Current readiness, as a [`Poller`](crate::Poller) would report it: read when a
     /// connection waits to be accepted, error once the listener no longer listens.
     pub fn readiness(&self) -> crate::Readiness {
         let mut st = self.mux.lock();
-        let r = crate::poll::readiness(&mut st.ep, Target::Listener);
+        let r = readiness::of(&mut st.ep, Target::Listener);
         self.mux.after_app_call(&mut st);
         r
     }
@@ -601,28 +613,57 @@ impl Listener {
         let mut st = self.mux.lock();
         let cv = st.accept_cv.clone();
         loop {
-            if self.closed.load(Ordering::Acquire) {
-                return Err(Error::Closed);
-            }
-            if let Some(id) = st.ep.accept() {
-                let conn = st.ep.connection(id);
-                let peer = conn.map(|c| c.peer_addr());
-                let kind = conn.map_or(self.builder.conn.kind, |c| c.kind());
-                st.connect_results.remove(&id);
-                st.handles += 1;
-                st.refresh(Target::Listener);
-                drop(st);
-                let stream = Socket::from_accepted(Arc::clone(&self.mux), id, &self.builder, kind);
-                return match peer {
-                    Some(p) => Ok((stream, p)),
-                    None => Err(Error::ConnectionLost),
-                };
+            if let Some(r) = self.accept_locked(&mut st) {
+                return r;
             }
             if nonblocking {
                 return Err(Error::WouldBlock);
             }
             st = cv.wait(st).unwrap_or_else(|p| p.into_inner());
         }
+    }
+
+    /// One attempt to accept, with the multiplexer locked: `None` when no connection is
+    /// queued.
+    fn accept_locked(
+        &self,
+        st: &mut MutexGuard<'_, State>,
+    ) -> Option<Result<(Socket, SocketAddr)>> {
+        if self.closed.load(Ordering::Acquire) {
+            return Some(Err(Error::Closed));
+        }
+        let id = st.ep.accept()?;
+        st.connect_results.remove(&id);
+        st.refresh(Target::Listener);
+        let r = match st.ep.connection(id) {
+            Some(c) => {
+                let (peer, kind) = (c.peer_addr(), c.kind());
+                st.handles += 1;
+                // No lock is taken here: the guard is the caller's.
+                let sock = Socket::from_accepted(Arc::clone(&self.mux), id, &self.builder, kind);
+                Ok((sock, peer))
+            }
+            // Queued, then gone before it was taken: nothing to hand out.
+            None => Err(Error::ConnectionLost),
+        };
+        // Hands out the task wake-ups the refresh may have asked for.
+        self.mux.after_app_call(st);
+        Some(r)
+    }
+
+    /// Accepts a queued connection without waiting, whatever the blocking mode; when none
+    /// is queued, runs `park` before releasing the multiplexer's lock and fails with
+    /// [`Error::WouldBlock`] (see `Mux::attempt_or_park`: no arrival can slip between the
+    /// two). The async layer's accept.
+    #[cfg(feature = "tokio")]
+    pub(crate) fn accept_or_park(&self, park: impl FnOnce()) -> Result<(Socket, SocketAddr)> {
+        let mut st = self.mux.lock();
+        if let Some(r) = self.accept_locked(&mut st) {
+            return r;
+        }
+        park();
+        self.mux.after_app_call(&mut st);
+        Err(Error::WouldBlock)
     }
 
     /// Waits until a connection is ready to be accepted, at most `timeout` (`None`: no
@@ -732,6 +773,16 @@ impl Socket {
 
     pub(crate) fn poll_parts(&self) -> (&Arc<Mux>, SocketId) {
         (&self.mux, self.id)
+    }
+
+    /// Registers `watcher` (its registration `token`) for this connection's readiness and
+    /// pushes it the current readiness. Dropping or closing the socket unregisters it.
+    #[cfg(feature = "tokio")]
+    pub(crate) fn add_watcher(&self, watcher: std::sync::Weak<dyn Watcher>, token: u64) {
+        let mut st = self.mux.lock();
+        st.watch(Target::Conn(self.id), watcher, token);
+        st.refresh(Target::Conn(self.id));
+        self.mux.after_app_call(&mut st);
     }
 
     fn from_accepted(mux: Arc<Mux>, id: SocketId, b: &Builder, kind: SocketKind) -> Socket {
@@ -979,7 +1030,7 @@ impl Socket {
     /// would report it.
     pub fn readiness(&self) -> crate::Readiness {
         let mut st = self.mux.lock();
-        let r = crate::poll::readiness(&mut st.ep, Target::Conn(self.id));
+        let r = readiness::of(&mut st.ep, Target::Conn(self.id));
         self.mux.after_app_call(&mut st);
         r
     }
@@ -1060,7 +1111,7 @@ impl Socket {
     }
 
     /// Fails with [`Error::WrongKind`] unless this is a socket of kind `want`.
-    fn expect_kind(&self, want: SocketKind) -> Result<()> {
+    pub(crate) fn expect_kind(&self, want: SocketKind) -> Result<()> {
         if self.kind() == want {
             Ok(())
         } else {
@@ -1140,7 +1191,44 @@ impl Socket {
         self.mux.blocking(self.id, true, None, &self.closed, op)
     }
 
-    fn send_side(e: Error) -> Error {
+    /// Runs `op` once without waiting; on `WouldBlock` runs `park` under the multiplexer's
+    /// lock first (see `Mux::attempt_or_park`). The async layer's send and receive.
+    #[cfg(feature = "tokio")]
+    pub(crate) fn attempt_or_park<R>(
+        &self,
+        op: impl FnOnce(&mut Connection, EngineInstant) -> std::result::Result<R, EngineError>,
+        park: impl FnOnce(),
+    ) -> Result<R> {
+        self.mux.attempt_or_park(self.id, &self.closed, op, park)
+    }
+
+    /// Starts a graceful close without waiting and without giving up the handle: queued data
+    /// keeps flowing for the linger time, then the peer gets a Shutdown. Watchers stay
+    /// registered, so that an async task can wait for the end (the async `shutdown`).
+    #[cfg(feature = "tokio")]
+    pub(crate) fn start_close(&self) {
+        let mut st = self.mux.lock();
+        let now = self.mux.clock.now();
+        st.ep.close(now, self.id);
+        self.mux.after_app_call(&mut st);
+    }
+
+    /// The I/O pass count after which every datagram queued now (the Shutdown of a
+    /// connection just finished) has left; see [`Socket::poll_flushed`].
+    #[cfg(feature = "tokio")]
+    pub(crate) fn flush_target(&self) -> u64 {
+        self.mux.flush_target()
+    }
+
+    /// True once the I/O thread has made `target` passes; else the task is woken after the
+    /// next pass. The async twin of the flush at the end of [`Socket::close`].
+    #[cfg(feature = "tokio")]
+    pub(crate) fn poll_flushed(&self, target: u64, cx: &mut std::task::Context<'_>) -> bool {
+        self.mux.poll_flushed(target, cx)
+    }
+
+    /// Gives a wait for buffer space its send-side error.
+    pub(crate) fn send_side(e: Error) -> Error {
         match e {
             Error::WouldBlock => Error::SendWouldBlock,
             other => other,
@@ -1157,7 +1245,7 @@ impl Socket {
         let cv = st.waiter(self.id);
         loop {
             self.check_open()?;
-            let r = crate::poll::readiness(&mut st.ep, Target::Conn(self.id));
+            let r = readiness::of(&mut st.ep, Target::Conn(self.id));
             if !(r & (interest | Readiness::ERR)).is_empty() {
                 self.mux.after_app_call(&mut st);
                 return Ok(r);
@@ -1175,7 +1263,9 @@ impl Socket {
         }
     }
 
-    fn closed_by_peer(&self) -> bool {
+    /// True when the connection ended because the peer closed it (reads then report the end
+    /// of the stream rather than an error).
+    pub(crate) fn closed_by_peer(&self) -> bool {
         let st = self.mux.lock();
         st.ep
             .connection(self.id)
