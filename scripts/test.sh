@@ -22,9 +22,9 @@ fi
 echo "== format"
 cargo fmt --all -- --check
 echo "== lint"
-cargo clippy --workspace --all-targets --quiet -- -D warnings
+cargo clippy --workspace --all-targets --features udt/tokio --quiet -- -D warnings
 echo "== tests (unit, property, integration, scaled-down paper scenarios, interop with UDT4 4.11)"
-cargo test --workspace --quiet
+cargo test --workspace --features udt/tokio --quiet
 echo "== C API and UDT4 C++ drop-in (valgrind, peer.cpp against real UDT4, interop suite)"
 scripts/test-c.sh
 echo "== Java binding (Maven, JUnit 5, interop with udt perf and UDT4 4.11)"
