@@ -424,7 +424,9 @@ typedef struct udt_cc_custom_msg {
 /**
  * A congestion-control algorithm as C callbacks. Every member may be null (nothing to do).
  * `create` is called once per connection (from a library thread) with the `user` pointer
- * given to `udt_setcc`, and returns that connection's state; `destroy` frees it; `release`
+ * given to `udt_setcc`, and returns that connection's state (the `cc` of every other
+ * callback; null if there is no `create` or it returned null); `destroy` frees a non-null
+ * state; `release`
  * is called once with `user` when no socket uses the algorithm any more. The callbacks of
  * one connection never run concurrently; different connections' may.
  */

@@ -79,7 +79,9 @@ pub struct udt_cc_custom_msg {
 
 /// A congestion-control algorithm as C callbacks. Every member may be null (nothing to do).
 /// `create` is called once per connection (from a library thread) with the `user` pointer
-/// given to `udt_setcc`, and returns that connection's state; `destroy` frees it; `release`
+/// given to `udt_setcc`, and returns that connection's state (the `cc` of every other
+/// callback; null if there is no `create` or it returned null); `destroy` frees a non-null
+/// state; `release`
 /// is called once with `user` when no socket uses the algorithm any more. The callbacks of
 /// one connection never run concurrently; different connections' may.
 #[repr(C)]
@@ -175,7 +177,7 @@ unsafe impl Send for CAlgorithm {}
 
 impl Drop for CAlgorithm {
     fn drop(&mut self) {
-        if let Some(destroy) = self.data.ops.destroy {
+        if let (Some(destroy), false) = (self.data.ops.destroy, self.cc.is_null()) {
             // SAFETY: frees what `create` returned, once.
             unsafe { destroy(self.cc) };
         }

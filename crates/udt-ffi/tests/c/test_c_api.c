@@ -613,6 +613,91 @@ static void test_cleanup(void) {
     udt_close(v);
 }
 
+
+/* ----- congestion control written in C (udt_setcc) ----- */
+
+static int cc_creates, cc_destroys, cc_releases, cc_acks, cc_inits, cc_sent;
+
+static void *cc_create(void *user) {
+    (void)user;
+    cc_creates++;
+    return malloc(16);
+}
+static void cc_destroy(void *cc) {
+    cc_destroys++;
+    free(cc);
+}
+static void cc_release(void *user) { cc_releases += user == (void *)&cc_releases; }
+static void cc_init(void *cc, udt_cc_ctx *ctx) {
+    (void)cc;
+    cc_inits++;
+    ctx->pkt_snd_period_us = 60.0; /* 200 Mb/s at 1500-byte packets */
+    ctx->cwnd = 1000.0;
+    udt_cc_set_ack_interval(ctx, 8);
+}
+static void cc_on_ack(void *cc, udt_cc_ctx *ctx, int32_t ack) {
+    (void)cc;
+    (void)ack;
+    if (ctx->mss == 1500 && ctx->rtt_us >= 0) cc_acks++;
+}
+static void cc_on_sent(void *cc, udt_cc_ctx *ctx, const udt_cc_packet *p) {
+    (void)cc;
+    (void)ctx;
+    if (p->payload_len > 0) cc_sent++;
+}
+
+static void test_c_congestion_control(void) {
+    udt_cc_ops ops;
+    memset(&ops, 0, sizeof ops);
+    ops.create = cc_create;
+    ops.destroy = cc_destroy;
+    ops.release = cc_release;
+    ops.init = cc_init;
+    ops.on_ack = cc_on_ack;
+    ops.on_pkt_sent = cc_on_sent;
+    FAILS_WITH(udt_setcc(987654321, &ops, &cc_releases, "c-rate"), UDT_EINVSOCK, "setcc bad handle");
+    CHECK(cc_releases == 1, "a refused setcc releases the user pointer");
+    cc_releases = 0;
+    int u = udt_socket(AF_INET, SOCK_STREAM, 0);
+    FAILS_WITH(udt_setcc(u, NULL, NULL, NULL), UDT_EINVPARAM, "setcc null ops");
+
+    int port = 0;
+    int l = listener(SOCK_STREAM, &port);
+    CHECK(udt_setcc(u, &ops, &cc_releases, "c-rate") == 0, "setcc");
+    char name[32];
+    int nlen = sizeof name;
+    CHECK(udt_getsockopt(u, 0, UDT_CC, name, &nlen) == 0 && strcmp(name, "c-rate") == 0, "UDT_CC names the C algorithm");
+    struct sockaddr_in a = loopback(port);
+    CHECK(udt_connect(u, (struct sockaddr *)&a, sizeof a) == 0, "connect with the C algorithm");
+    int s = udt_accept(l, NULL, NULL);
+    udt_close(l);
+    static char buf[1 << 20];
+    memset(buf, 3, sizeof buf);
+    long long sent = 0, got = 0;
+    while (sent < (long long)sizeof buf) {
+        int n = udt_send(u, buf + sent, (int)(sizeof buf - sent), 0);
+        if (n <= 0) break;
+        sent += n;
+        static char in[1 << 16];
+        while (got < sent) {
+            int m = udt_recv(s, in, sizeof in, 0);
+            if (m <= 0) break;
+            got += m;
+        }
+    }
+    CHECK(got == (long long)sizeof buf, "1 MiB through the C algorithm");
+    CHECK(cc_creates == 1 && cc_inits == 1, "create and init ran once (%d, %d)", cc_creates, cc_inits);
+    CHECK(cc_acks > 0 && cc_sent > 0, "on_ack and on_pkt_sent ran (%d, %d)", cc_acks, cc_sent);
+    udt_traceinfo t;
+    CHECK(udt_perfmon(u, &t, 0) == 0 && t.usPktSndPeriod > 54.0 && t.usPktSndPeriod < 66.0,
+          "the algorithm's period is in force (%.1f us)", t.usPktSndPeriod);
+    udt_close(u);
+    udt_close(s);
+    for (int i = 0; i < 100 && !(cc_destroys == 1 && cc_releases == 1); i++) usleep(20 * 1000);
+    CHECK(cc_destroys == 1, "destroy ran once the connection was gone (%d)", cc_destroys);
+    CHECK(cc_releases == 1, "release ran once no socket used the algorithm (%d)", cc_releases);
+}
+
 int main(void) {
     CHECK(udt_startup() == 0, "startup");
     CHECK(udt_startup() == 0, "startup twice");
@@ -624,6 +709,7 @@ int main(void) {
     test_messages();
     test_files();
     test_epoll();
+    test_c_congestion_control();
     test_ipv6();
     test_threads();
     test_close_unblocks();
