@@ -214,13 +214,15 @@ fn ctcp_keeps_most_of_its_share_against_native_udt_at_100ms() {
 
 /// The default takes random loss in stride, but a queue that TCP keeps full is congestion to
 /// it: at 10 ms it is as friendly as native UDT, and at 100 ms TCP keeps more than the
-/// paper's 20 % (measured 1.29 and 0.26; native UDT 1.39 and 0.63 — docs/cc.md says what
+/// paper's 20 % (measured 1.34 and 0.30; native UDT 1.39 and 0.63 — docs/cc.md says what
 /// the gap buys).
 #[test]
 fn default_udt_does_not_starve_ctcp() {
     let t = friendliness("udt", 10.0, 100);
+    eprintln!("udt, 10 ms: T = {t:.3}");
     assert!(t >= 1.0, "10 ms: T = {t:.3}");
     let t = friendliness("udt", 100.0, 833);
+    eprintln!("udt, 100 ms: T = {t:.3}");
     assert!((0.2..=1.0).contains(&t), "100 ms: T = {t:.3}");
 }
 

@@ -3,10 +3,10 @@
 //! receivers, one-BDP queue, 40 s each, measured from 10 s.
 //!
 //! The simulation is deterministic, so these are floors on figures, not timing. They sit a
-//! little under what the default measures today (docs/results.md lists every cell); the
-//! issue's targets (≥ 0.90 without loss and at 0.1 %, ≥ 0.75 at 1 %) are above them in the
-//! 1 Gb/s cells (lossless 0.90–0.94, 0.1 % 0.75–0.87, 1 % 0.67–0.83), which
-//! docs/results.md reports as open.
+//! little under what the default measures today (docs/results.md lists every cell: lossless
+//! 0.92–0.96, 0.1 % 0.88–0.94, 1 % 0.75–0.93); the targets (≥ 0.90 without loss and
+//! at 0.1 %, ≥ 0.75 at 1 %) are above the floors, and three clumped cells at 0.1 %
+//! (0.880–0.895) are below the target, which docs/results.md reports as open.
 
 use udt_sim::sweep::CellResult;
 use udt_sim::SweepSpec;
@@ -44,11 +44,11 @@ fn default_holds_its_floors_on_the_ci_matrix() {
             failures.push(format!("integrity: {line}"));
         }
         let floor = if r.cell.loss == 0.0 {
-            0.87
+            0.90
         } else if r.cell.loss <= 0.001 {
-            0.72
+            0.86
         } else {
-            0.58
+            0.72
         };
         if r.utilization < floor {
             failures.push(format!("below {floor}: {line}"));

@@ -28,8 +28,9 @@
 //! * **Feedback.** After each update the receiver sends its sender the allocated rate in a
 //!   custom message (extended type [`RATE_MSG_TYPE`], body: bits per second as two 32-bit
 //!   words, high first). Messages are unreliable, which one per interval makes harmless.
-//! * **Sender.** Purely rate-based once it has a rate: period = MSS·8 / rate (stretched by
-//!   16/15 for UDT's probing packet pairs), window = the peer's flow window. Before the first
+//! * **Sender.** Purely rate-based once it has a rate: period = MSS·8 / rate (the engine
+//!   keeps the average rate at the period's, probing pairs included), window = the peer's
+//!   flow window. Before the first
 //!   rate it sends with UDT's initial 16-packet window. On a timeout (the receiver's feedback
 //!   stopped) it halves its rate.
 //!
@@ -66,8 +67,6 @@ pub const DECREASE: f64 = 0.125;
 pub const INCREASE: f64 = 0.05;
 /// Smallest rate the manager allocates, bits per second.
 pub const MIN_RATE_BPS: f64 = 100_000.0;
-/// Period stretch that makes UDT's paced rate, with its probing packet pairs, the set rate.
-const PROBE_STRETCH: f64 = 16.0 / 15.0;
 /// UDT header plus IP/UDP headers of a data packet, bytes.
 const PACKET_OVERHEAD: u64 = 16 + 28;
 
@@ -225,9 +224,7 @@ impl Gtp {
     fn apply_rate(&mut self, ctx: &mut CcContext<'_>, bps: f64) {
         let bps = bps.max(MIN_RATE_BPS);
         self.rate_bps = Some(bps);
-        // UDT sends every 16th packet's successor at once (the packet pair that probes the
-        // link capacity), so 16 packets take 15 periods: stretch the period to match.
-        ctx.set_pkt_snd_period_us(PROBE_STRETCH * f64::from(ctx.mss()) * 8.0 * 1e6 / bps);
+        ctx.set_pkt_snd_period_us(f64::from(ctx.mss()) * 8.0 * 1e6 / bps);
         ctx.set_cwnd_pkts(ctx.max_cwnd().max(16.0));
     }
 

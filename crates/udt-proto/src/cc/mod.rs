@@ -137,6 +137,11 @@ pub struct CcControls {
     pub pause_until: Option<Instant>,
     /// Custom messages waiting to be sent.
     pub outbox: Vec<CustomMessage>,
+    /// The second packet of each probing pair (every 16th packet and the one after it leave
+    /// back to back) is sent on top of the period, as 4.11 does: the average rate is then
+    /// 16/15 of `1 / pkt_snd_period_us`. Off by default: the packet after the pair waits one
+    /// more period, so the average rate is the period's.
+    pub probe_pair_outside_rate: bool,
 }
 
 impl Default for CcControls {
@@ -149,6 +154,7 @@ impl Default for CcControls {
             rto_us: None,
             pause_until: None,
             outbox: Vec::new(),
+            probe_pair_outside_rate: false,
         }
     }
 }
@@ -292,6 +298,11 @@ impl<'a> CcContext<'a> {
     /// `0` restores the default (SYN).
     pub fn set_ack_timer_us(&mut self, us: u64) {
         self.controls.ack_period_us = (us > 0).then_some(us.min(crate::time::SYN_US));
+    }
+    /// Sends each probing pair's second packet on top of the period, as 4.11 does (see
+    /// [`CcControls::probe_pair_outside_rate`]).
+    pub fn set_probe_pair_outside_rate(&mut self, on: bool) {
+        self.controls.probe_pair_outside_rate = on;
     }
     /// Also acknowledge every `n` received packets with a full ACK (0 = off).
     pub fn set_ack_interval_pkts(&mut self, n: u32) {

@@ -117,6 +117,12 @@ pub struct NativeConfig {
     pub max_decreases_per_epoch: u32,
     /// How the increase follows the spare capacity (4.11: tiered).
     pub increase: IncreaseRule,
+    /// Round the period up to a whole microsecond at a decrease (4.11). At 1 Gbit/s the
+    /// period is about 12 µs, so the rounding deepens a 1/9 decrease to as much as 1/5.
+    pub whole_us_decrease: bool,
+    /// Send each probing pair's second packet on top of the period (4.11), so the average
+    /// rate is 16/15 of the period's.
+    pub probe_pair_outside_rate: bool,
 }
 
 impl NativeConfig {
@@ -132,6 +138,8 @@ impl NativeConfig {
             slow_start_bdp_exit: false,
             max_decreases_per_epoch: UDT4_MAX_DECREASES_PER_EPOCH,
             increase: IncreaseRule::Tiered,
+            whole_us_decrease: true,
+            probe_pair_outside_rate: true,
         }
     }
 
@@ -167,6 +175,17 @@ impl NativeConfig {
     /// The same, with the given increase rule.
     pub const fn with_increase(self, increase: IncreaseRule) -> Self {
         NativeConfig { increase, ..self }
+    }
+
+    /// The same, with the period kept exact at a decrease (see
+    /// [`NativeConfig::whole_us_decrease`]) and the average rate exactly the period's (see
+    /// [`NativeConfig::probe_pair_outside_rate`]).
+    pub const fn with_exact_rate(self) -> Self {
+        NativeConfig {
+            whole_us_decrease: false,
+            probe_pair_outside_rate: false,
+            ..self
+        }
     }
 
     /// The same, with the noisy-link rule on.
@@ -340,7 +359,12 @@ impl NativeCc {
 
     fn decrease(&self, ctx: &mut CcContext<'_>) {
         let p = ctx.pkt_snd_period_us();
-        ctx.set_pkt_snd_period_us((p * DECREASE).ceil());
+        let p = p * DECREASE;
+        ctx.set_pkt_snd_period_us(if self.config.whole_us_decrease {
+            p.ceil()
+        } else {
+            p
+        });
     }
 }
 
@@ -376,6 +400,7 @@ impl CongestionControl for NativeCc {
         self.dec_random = 1;
         ctx.set_cwnd_pkts(16.0);
         ctx.set_pkt_snd_period_us(1.0);
+        ctx.set_probe_pair_outside_rate(self.config.probe_pair_outside_rate);
     }
 
     fn on_ack(&mut self, ctx: &mut CcContext<'_>, ack: SeqNo) {

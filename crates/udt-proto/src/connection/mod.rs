@@ -126,6 +126,9 @@ pub struct Connection {
     next_send_us: f64,
     /// How far behind schedule the sender is, µs (4.11 `TimeDebt`).
     time_debt_us: f64,
+    /// The period the packet after a probing pair waits on top of its own, µs: the pair's
+    /// second packet left in its slot (see `CcControls::probe_pair_outside_rate`).
+    pair_owed_us: f64,
     /// Receiver's arrival rate, smoothed, packets per second.
     arrival_rate_pps: u32,
     /// Link capacity, smoothed, packets per second.
@@ -239,6 +242,7 @@ impl Connection {
             flow_window: 0,
             next_send_us: now.as_micros() as f64,
             time_debt_us: 0.0,
+            pair_owed_us: 0.0,
             arrival_rate_pps: 16,
             bandwidth_pps: 1,
             capacity_reported: false,

@@ -92,7 +92,7 @@ impl Connection {
         let ack = Ack {
             ack_no: self.ack_no,
             ack: self.rcv_last_ack,
-            rtt_us: self.rtt.rtt_us(),
+            rtt_us: self.rtt.latest_us(),
             rtt_var_us: self.rtt.var_us(),
             avail_buf_pkts: self.available_recv_buffer().max(2),
             rates,

@@ -94,9 +94,14 @@ impl Connection {
         self.time_debt_us = (self.time_debt_us + late).min(MAX_TIME_DEBT_US);
         if probe {
             self.next_send_us = now_us;
+            // The pair's second packet borrows the next one's slot, unless the algorithm
+            // wants 4.11's extra packet per pair.
+            if !self.cc_ctl.probe_pair_outside_rate {
+                self.pair_owed_us = self.effective_period_us();
+            }
             return;
         }
-        let period = self.effective_period_us();
+        let period = self.effective_period_us() + std::mem::take(&mut self.pair_owed_us);
         if self.time_debt_us >= period {
             self.next_send_us = now_us;
             self.time_debt_us -= period;
@@ -322,10 +327,13 @@ impl Connection {
 }
 
 impl Connection {
-    /// How long a retransmission may stay unacknowledged before it counts as lost, µs: two
-    /// RTTs, four variances and the receiver's ACK timer (an ACK may wait that long).
+    /// How long a retransmission may stay unacknowledged before it counts as lost, µs: one
+    /// RTT, four variances and the receiver's ACK timer (an ACK may wait that long). Two RTTs
+    /// held the window behind each lost retransmission one RTT longer than needed: at 1 %
+    /// loss, 1 Gb/s and 100 ms, 0.71 of the link instead of 0.77, with no fewer spurious
+    /// copies (the simulator's retransmissions matched its drops either way).
     pub(super) fn retx_timeout_us(&self) -> u64 {
-        2 * u64::from(self.rtt.rtt_us()) + 4 * u64::from(self.rtt.var_us()) + SYN_US
+        u64::from(self.rtt.rtt_us()) + 4 * u64::from(self.rtt.var_us()) + SYN_US
     }
 
     /// Sends again the retransmissions that went unacknowledged for a retransmission timeout

@@ -19,6 +19,8 @@ pub const MAX_RTT_SAMPLE_US: u32 = 60_000_000;
 pub struct RttEstimator {
     rtt_us: u32,
     var_us: u32,
+    /// The latest sample, µs (the initial RTT before any).
+    latest_us: u32,
     /// No sample has been folded in yet.
     initial: bool,
 }
@@ -35,6 +37,7 @@ impl RttEstimator {
         RttEstimator {
             rtt_us,
             var_us,
+            latest_us: rtt_us,
             initial: true,
         }
     }
@@ -43,6 +46,7 @@ impl RttEstimator {
     /// variance first, against the old RTT, as 4.11 does: `var ← (3·var + |s − rtt|) / 4`,
     /// `rtt ← (7·rtt + s) / 8`.
     pub fn update(&mut self, sample_us: u32) {
+        self.latest_us = sample_us.min(MAX_RTT_SAMPLE_US);
         if self.initial {
             self.initial = false;
             let s = sample_us.min(MAX_RTT_SAMPLE_US);
@@ -60,6 +64,14 @@ impl RttEstimator {
     /// Smoothed RTT, µs.
     pub fn rtt_us(&self) -> u32 {
         self.rtt_us
+    }
+
+    /// The latest sample, µs (the initial RTT before any): what a receiver reports in its
+    /// ACKs, so that the sender sees a queue as it forms rather than after the smoothing's
+    /// lag (eight samples, 80 ms at one sample per SYN). The sender smooths what it gets, as
+    /// 4.11's does, so the smoothing happens once instead of twice.
+    pub fn latest_us(&self) -> u32 {
+        self.latest_us
     }
 
     /// Smoothed RTT variance, µs.
