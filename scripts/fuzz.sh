@@ -67,7 +67,7 @@ for t in $targets; do
     rc=$?
     set -e
     # libFuzzer's last status line: "#N DONE cov: C ft: F corp: K/SIZE ... exec/s: E ...".
-    done_line="$(grep -E '^#[0-9]+ +(DONE|pulse|NEW|REDUCE|INITED)' "$log" | tail -1 || true)"
+    done_line="$(grep -E '^#[0-9]+[[:space:]]+(DONE|pulse|NEW|REDUCE|INITED)' "$log" | tail -1 || true)"
     execs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)"
     rate="$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)"
     cov="$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<<"$done_line")"

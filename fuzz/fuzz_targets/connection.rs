@@ -353,12 +353,12 @@ fuzz_target!(|data: &[u8]| {
                     _ => {
                         w.sides[side].tainted = true;
                         control(
-                        7,
-                        0,
-                        input.u32() & 0x1FFF_FFFF,
-                        dst,
-                        &[a, b].map(u32::to_be_bytes).concat(),
-                    )
+                            7,
+                            0,
+                            input.u32() & 0x1FFF_FFFF,
+                            dst,
+                            &[a, b].map(u32::to_be_bytes).concat(),
+                        )
                     }
                 };
                 w.inject(side, peer, &pkt);

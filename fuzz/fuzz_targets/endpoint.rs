@@ -30,9 +30,7 @@ use udt_proto::wire::{
     Control, ControlPacket, Handshake, Packet, PeerAddr, RequestType, SocketId, SocketType,
     HANDSHAKE_LEN, HEADER_LEN, UDT_VERSION,
 };
-use udt_proto::{
-    ConnectionConfig, ConnectionState, Endpoint, EndpointConfig, Instant, SocketKind,
-};
+use udt_proto::{ConnectionConfig, ConnectionState, Endpoint, EndpointConfig, Instant, SocketKind};
 
 const BACKLOG: usize = 3;
 /// Datagrams kept in flight per direction; older ones are dropped.
@@ -201,7 +199,12 @@ impl World {
         self.l.handle_datagram(self.now, from, bytes);
         let after = self.l.connection_count();
         if after > before {
-            assert_eq!(after, before + 1, "one datagram created {} connections", after - before);
+            assert_eq!(
+                after,
+                before + 1,
+                "one datagram created {} connections",
+                after - before
+            );
             let hs = match Packet::parse(bytes) {
                 Ok(Packet::Control(c)) => match c.control {
                     Control::Handshake(hs) if c.body_len == HANDSHAKE_LEN => hs,
@@ -209,14 +212,22 @@ impl World {
                 },
                 other => panic!("{other:?} created a connection"),
             };
-            assert_ne!(hs.request, RequestType::REQUEST, "a first-phase request created state");
+            assert_ne!(
+                hs.request,
+                RequestType::REQUEST,
+                "a first-phase request created state"
+            );
             let now = self.now;
             let mut valid = hs.cookie == self.cookie_for(from, now);
             if now.micros_since(self.started) >= COOKIE_PERIOD_US {
                 let earlier = Instant::from_micros(now.as_micros() - COOKIE_PERIOD_US);
                 valid |= hs.cookie == self.cookie_for(from, earlier);
             }
-            assert!(valid, "a connection from {from} with cookie {:#x} L never issued", hs.cookie);
+            assert!(
+                valid,
+                "a connection from {from} with cookie {:#x} L never issued",
+                hs.cookie
+            );
         }
         assert!(self.l.pending_accepts() <= BACKLOG);
         let dst = Packet::peek_destination(bytes);
@@ -313,7 +324,11 @@ fn push<T>(q: &mut VecDeque<T>, v: T) {
 fn hostile_handshake(input: &mut Input<'_>, cookie: u32) -> Handshake {
     let pick = input.u8();
     Handshake {
-        version: if pick & 1 == 0 { UDT_VERSION } else { input.u32() },
+        version: if pick & 1 == 0 {
+            UDT_VERSION
+        } else {
+            input.u32()
+        },
         socket_type: match (pick >> 1) & 3 {
             0 | 1 => SocketType::STREAM,
             2 => SocketType::DGRAM,
@@ -343,10 +358,9 @@ fn hostile_handshake(input: &mut Input<'_>, cookie: u32) -> Handshake {
 fuzz_target!(|data: &[u8]| {
     let mut input = Input::new(data);
     let mut w = World::new(u64::from(input.u8()));
-    let first = w
-        .c
-        .connect(w.now, w.listener_addr, config())
-        .expect("connect");
+    let first =
+        w.c.connect(w.now, w.listener_addr, config())
+            .expect("connect");
     w.client_conns.push(first);
     w.flush(None);
     let mut ops = 0;
@@ -452,10 +466,9 @@ fuzz_target!(|data: &[u8]| {
             }
             11 => {
                 if w.client_conns.len() < 4 {
-                    let id = w
-                        .c
-                        .connect(w.now, w.listener_addr, config())
-                        .expect("connect");
+                    let id =
+                        w.c.connect(w.now, w.listener_addr, config())
+                            .expect("connect");
                     w.client_conns.push(id);
                 }
                 w.flush(None);

@@ -203,7 +203,10 @@ fn check_built(input: &mut Input<'_>) {
     assert_eq!(packet.emit(&mut buf), Ok(len));
     match Packet::parse(&buf) {
         Ok(Packet::Control(again)) => {
-            assert!(valid, "{packet:?} cannot be carried, yet it parsed as {again:?}");
+            assert!(
+                valid,
+                "{packet:?} cannot be carried, yet it parsed as {again:?}"
+            );
             packet.body_len = len - HEADER_LEN;
             assert_eq!(again, packet);
         }

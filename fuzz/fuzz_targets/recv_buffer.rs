@@ -219,7 +219,10 @@ struct MessageCheck {
 impl MessageCheck {
     fn sync_start(&mut self) {
         let off = self.tx.isn.offset_to(self.buf.start_seq());
-        assert!(off >= 0, "buffer start went before the initial sequence number");
+        assert!(
+            off >= 0,
+            "buffer start went before the initial sequence number"
+        );
         assert!(off as u64 >= self.start, "buffer start went backwards");
         self.start = off as u64;
     }
@@ -251,8 +254,15 @@ impl MessageCheck {
         let Some(r) = self.buf.read_message(&mut out) else {
             return false;
         };
-        assert!(!r.partial, "a message that fits the buffer was delivered in part");
-        assert!(r.msg_len >= 5, "a message of {} bytes was never sent", r.msg_len);
+        assert!(
+            !r.partial,
+            "a message that fits the buffer was delivered in part"
+        );
+        assert!(
+            r.msg_len >= 5,
+            "a message of {} bytes was never sent",
+            r.msg_len
+        );
         assert_eq!(r.copied, r.msg_len.min(out_len));
         // The first packet's payload starts with the message's index (reads are never
         // shorter than 5 bytes, so it is always there).
@@ -260,7 +270,11 @@ impl MessageCheck {
         assert!(j < self.tx.msgs.len(), "message {j} was never sent");
         let bytes = self.tx.message_bytes(j);
         assert_eq!(r.msg_len, bytes.len(), "message {j} has the wrong length");
-        assert_eq!(&out[..r.copied], &bytes[..r.copied], "message {j} corrupted");
+        assert_eq!(
+            &out[..r.copied],
+            &bytes[..r.copied],
+            "message {j} corrupted"
+        );
         assert!(self.delivered.insert(j), "message {j} delivered twice");
         let m = &self.tx.msgs[j];
         if m.in_order || m.first == self.start {
@@ -332,7 +346,10 @@ fn messages(input: &mut Input<'_>, cap: usize, isn: SeqNo) {
                 let len = 5 + usize::from(op & 0x3F) * 3;
                 let readable = c.buf.message_readable();
                 let got = c.read(len);
-                assert_eq!(readable, got, "message_readable disagrees with read_message");
+                assert_eq!(
+                    readable, got,
+                    "message_readable disagrees with read_message"
+                );
             }
         }
         c.sync_start();
@@ -404,7 +421,10 @@ fn hostile(input: &mut Input<'_>, cap: usize, isn: SeqNo) {
         }
         let off = start.offset_to(buf.start_seq());
         assert!(off >= 0, "buffer start went backwards");
-        assert!(buf.slots_before(buf.prefix_end()) < cap, "prefix past capacity");
+        assert!(
+            buf.slots_before(buf.prefix_end()) < cap,
+            "prefix past capacity"
+        );
     }
 }
 

@@ -74,7 +74,8 @@ fn check_name(bytes: &[u8]) {
             assert!(!c.is_empty() && *c != "." && *c != "..", "{name:?}");
             assert!(c.len() <= paths::MAX_COMPONENT_BYTES, "{name:?}");
             assert!(
-                !c.chars().any(|ch| ch == '/' || ch == '\\' || ch.is_control()),
+                !c.chars()
+                    .any(|ch| ch == '/' || ch == '\\' || ch.is_control()),
                 "{name:?}"
             );
             assert!(!c.ends_with(paths::PART_SUFFIX), "{name:?}");

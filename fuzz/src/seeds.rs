@@ -10,8 +10,8 @@
 use udt_proto::seq::{AckNo, MsgNo, SeqNo, SeqRange};
 use udt_proto::wire::{
     Ack, AckRates, Boundary, Control, ControlPacket, DataHeader, DropRequest, Handshake,
-    LossReport, MessageWord, PeerAddr, RequestType, SocketId, SocketType, UserDefined,
-    HEADER_LEN, UDT_VERSION,
+    LossReport, MessageWord, PeerAddr, RequestType, SocketId, SocketType, UserDefined, HEADER_LEN,
+    UDT_VERSION,
 };
 
 /// A seed: target, file name, contents.
@@ -64,7 +64,11 @@ fn packets() -> Vec<Seed> {
     .expect("fits");
     data.extend_from_slice(b"hello, udt");
     vec![
-        ("parse_packet", "handshake", control(0, Control::Handshake(hs))),
+        (
+            "parse_packet",
+            "handshake",
+            control(0, Control::Handshake(hs)),
+        ),
         (
             "parse_packet",
             "ack",
@@ -83,7 +87,11 @@ fn packets() -> Vec<Seed> {
                 }),
             ),
         ),
-        ("parse_packet", "light_ack", control(5, Control::LightAck(seq(64)))),
+        (
+            "parse_packet",
+            "light_ack",
+            control(5, Control::LightAck(seq(64))),
+        ),
         (
             "parse_packet",
             "nak",
@@ -111,7 +119,11 @@ fn packets() -> Vec<Seed> {
                 }),
             ),
         ),
-        ("parse_packet", "peer_error", control(5, Control::PeerError(4000))),
+        (
+            "parse_packet",
+            "peer_error",
+            control(5, Control::PeerError(4000)),
+        ),
         (
             "parse_packet",
             "user_defined",
@@ -217,7 +229,11 @@ fn transfer() -> Vec<Seed> {
         ("transfer_protocol", "receiver_frames", receiver),
         ("transfer_protocol", "sender_frames", sender),
         ("transfer_protocol", "name", b"a/b/c.txt".to_vec()),
-        ("transfer_protocol", "abort", frame(17, &string("disk full"))),
+        (
+            "transfer_protocol",
+            "abort",
+            frame(17, &string("disk full")),
+        ),
     ]
 }
 
@@ -247,7 +263,7 @@ fn endpoint() -> Vec<Seed> {
     attacker.extend(hs(0, 1, 2)); // the stale cookie: refused
     attacker.extend([9, 20]);
     attacker.extend([0x80u8; 20]); // arbitrary bytes
-    // Forged handshakes to the client while it connects.
+                                   // Forged handshakes to the client while it connects.
     let mut forged = vec![3u8, 0];
     forged.extend([10, 0, 1, 2, 3, 4, 0, 0, 0, 0, 0, 0, 0, 3, 2]); // RESPONSE from L
     forged.extend([0x2A, 0, 1, 2, 3, 4, 0, 0, 0, 0, 0, 0, 0, 6, 2]); // REJECT from elsewhere
@@ -342,7 +358,12 @@ mod tests {
             } else {
                 let on_disk = std::fs::read(&path)
                     .unwrap_or_else(|e| panic!("{}: {e} (UDT_FUZZ_WRITE_SEEDS=1)", path.display()));
-                assert_eq!(on_disk, bytes, "{} is stale (UDT_FUZZ_WRITE_SEEDS=1)", path.display());
+                assert_eq!(
+                    on_disk,
+                    bytes,
+                    "{} is stale (UDT_FUZZ_WRITE_SEEDS=1)",
+                    path.display()
+                );
             }
         }
     }
