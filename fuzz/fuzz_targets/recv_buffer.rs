@@ -22,6 +22,7 @@
 //!   buffer and messages within the capacity.
 #![no_main]
 
+use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, HashSet};
 
 use libfuzzer_sys::fuzz_target;
@@ -93,11 +94,14 @@ fn stream(input: &mut Input<'_>, cap: usize, isn: SeqNo) {
             let payload = stream_payload(k.max(0) as u64, variant);
             let expect = if rel < 0 || rel as usize >= cap - 1 {
                 Insert::OutOfWindow
-            } else if held.contains_key(&(k as u64)) {
-                Insert::Duplicate
             } else {
-                held.insert(k as u64, payload.clone());
-                Insert::Stored
+                match held.entry(k as u64) {
+                    Entry::Occupied(_) => Insert::Duplicate,
+                    Entry::Vacant(v) => {
+                        v.insert(payload.clone());
+                        Insert::Stored
+                    }
+                }
             };
             assert_eq!(buf.insert(seq, solo(), &payload), expect, "insert at {rel}");
         } else {
@@ -119,11 +123,12 @@ fn stream(input: &mut Input<'_>, cap: usize, isn: SeqNo) {
         if k < start + cap as u64 - 1 {
             let payload = stream_payload(k, 0);
             let r = buf.insert(isn.add(k as u32), solo(), &payload);
-            if held.contains_key(&k) {
-                assert_eq!(r, Insert::Duplicate);
-            } else {
-                assert_eq!(r, Insert::Stored);
-                held.insert(k, payload);
+            match held.entry(k) {
+                Entry::Occupied(_) => assert_eq!(r, Insert::Duplicate),
+                Entry::Vacant(v) => {
+                    assert_eq!(r, Insert::Stored);
+                    v.insert(payload);
+                }
             }
             k += 1;
         } else {
