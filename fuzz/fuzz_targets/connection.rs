@@ -10,13 +10,21 @@
 //! * nothing panics (the engine's debug assertions are on in the fuzz build);
 //! * every datagram the engines emit parses;
 //! * state stays bounded: connections per endpoint, send buffer, bytes held in the receive
-//!   buffer, datagrams emitted per step, timer wake-ups per time step.
+//!   buffer, datagrams emitted per step, timer wake-ups per time step;
+//! * **delivered data is what was sent**: every application write carries a position-dependent
+//!   pattern (stream) or a numbered, patterned message; what the other side reads must be
+//!   exactly that pattern at that position (so no byte is lost, duplicated, reordered or
+//!   invented inside the stream), and no message is delivered twice or altered. The check is
+//!   dropped for a side once the input forges a data packet, a message drop request or
+//!   arbitrary bytes towards it: UDT does not authenticate packets, so a forged data packet
+//!   at the right sequence number is legitimately taken as data.
 #![no_main]
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 
 use libfuzzer_sys::fuzz_target;
+use udt_fuzz::Input;
 use udt_proto::wire::Packet;
 use udt_proto::{
     ConnectionConfig, ConnectionState, Endpoint, EndpointConfig, Instant, SocketId, SocketKind,
@@ -37,6 +45,26 @@ struct Side {
     read: u64,
     /// The application closed or aborted the connection.
     closed: bool,
+    /// Bytes (stream) or messages (message mode) this side's application wrote so far.
+    written: u64,
+    /// Message numbers (of our numbering, see [`message`]) this side has read.
+    seen: std::collections::HashSet<u64>,
+    /// Forged data, drop requests or arbitrary bytes reached this side: what it reads is no
+    /// longer checked against what the other side wrote.
+    tainted: bool,
+}
+
+/// Byte `i` of a stream.
+fn pattern(i: u64) -> u8 {
+    ((i ^ (i >> 8) ^ (i >> 16)).wrapping_mul(131) >> 1) as u8
+}
+
+/// Message `n` of `len` bytes: its number, then a pattern of both.
+fn message(n: u64, len: usize) -> Vec<u8> {
+    let mut m = n.to_le_bytes().to_vec();
+    m.extend((8..len.max(8) as u64).map(|i| pattern(i ^ n.wrapping_mul(0x9E37))));
+    m.truncate(len.max(8));
+    m
 }
 
 struct World {
@@ -46,38 +74,6 @@ struct World {
     /// Datagrams on their way to side 0 and side 1.
     wire: [VecDeque<Vec<u8>>; 2],
     buf: Vec<u8>,
-}
-
-/// Reads the input as a byte stream; past the end it yields zeros.
-struct Input<'a> {
-    data: &'a [u8],
-}
-
-impl Input<'_> {
-    fn u8(&mut self) -> u8 {
-        match self.data.split_first() {
-            Some((&b, rest)) => {
-                self.data = rest;
-                b
-            }
-            None => 0,
-        }
-    }
-    fn u16(&mut self) -> u16 {
-        u16::from_le_bytes([self.u8(), self.u8()])
-    }
-    fn u32(&mut self) -> u32 {
-        u32::from_le_bytes([self.u8(), self.u8(), self.u8(), self.u8()])
-    }
-    fn bytes(&mut self, n: usize) -> Vec<u8> {
-        let n = n.min(self.data.len());
-        let (a, b) = self.data.split_at(n);
-        self.data = b;
-        a.to_vec()
-    }
-    fn is_empty(&self) -> bool {
-        self.data.is_empty()
-    }
 }
 
 fn config(kind: SocketKind) -> ConnectionConfig {
@@ -103,6 +99,9 @@ impl World {
             conn: SocketId(0),
             read: 0,
             closed: false,
+            written: 0,
+            seen: Default::default(),
+            tainted: false,
         };
         let mut w = World {
             now,
@@ -267,7 +266,7 @@ fn control(ty: u16, ext: u16, info: u32, dst: SocketId, body: &[u8]) -> Vec<u8> 
 }
 
 fuzz_target!(|data: &[u8]| {
-    let mut input = Input { data };
+    let mut input = Input::new(data);
     let head = input.u8();
     let kind = if head & 1 == 0 {
         SocketKind::Stream
@@ -303,7 +302,10 @@ fuzz_target!(|data: &[u8]| {
                 let info = input.u32();
                 let n = usize::from(input.u8() % 64);
                 let body = input.bytes(n);
-                w.inject(side, peer, &control(ty, 0, info, dst, &body));
+                if ty == 7 {
+                    w.sides[side].tainted = true;
+                }
+                w.inject(side, peer, &control(ty, 0, info, dst, body));
             }
             6 => {
                 // A sequence-number-carrying control packet aimed near the live numbers.
@@ -348,13 +350,16 @@ fuzz_target!(|data: &[u8]| {
                         dst,
                         &[a | 0x8000_0000, b].map(u32::to_be_bytes).concat(),
                     ),
-                    _ => control(
-                        7,
-                        0,
-                        input.u32() & 0x1FFF_FFFF,
-                        dst,
-                        &[a, b].map(u32::to_be_bytes).concat(),
-                    ),
+                    _ => {
+                        w.sides[side].tainted = true;
+                        control(
+                            7,
+                            0,
+                            input.u32() & 0x1FFF_FFFF,
+                            dst,
+                            &[a, b].map(u32::to_be_bytes).concat(),
+                        )
+                    }
                 };
                 w.inject(side, peer, &pkt);
             }
@@ -371,6 +376,7 @@ fuzz_target!(|data: &[u8]| {
                 let seq = base.wrapping_add(i32::from(input.u8() as i8) as u32) & 0x7FFF_FFFF;
                 let word1 = input.u32();
                 let len = usize::from(input.u16() % 1600);
+                w.sides[side].tainted = true;
                 let mut pkt = control(0, 0, word1, dst, &vec![0xA5; len]);
                 pkt[..4].copy_from_slice(&seq.to_be_bytes());
                 w.inject(side, peer, &pkt);
@@ -378,7 +384,8 @@ fuzz_target!(|data: &[u8]| {
             8 => {
                 // Arbitrary bytes, with the destination patched half of the time.
                 let n = usize::from(input.u8());
-                let mut bytes = input.bytes(n);
+                let mut bytes = input.bytes(n).to_vec();
+                w.sides[side].tainted = true;
                 if op & 0x40 != 0 && bytes.len() >= 16 {
                     bytes[12..16].copy_from_slice(&dst.0.to_be_bytes());
                 }
@@ -394,30 +401,58 @@ fuzz_target!(|data: &[u8]| {
                 let now = w.now;
                 let s = &mut w.sides[side];
                 if let Some(mut c) = s.ep.connection_mut(s.conn) {
-                    let data = vec![0x5Au8; len];
-                    let _ = match kind {
-                        SocketKind::Stream => c.send(now, &data).map(|_| ()),
+                    match kind {
+                        SocketKind::Stream => {
+                            let data: Vec<u8> =
+                                (s.written..s.written + len as u64).map(pattern).collect();
+                            if let Ok(n) = c.send(now, &data) {
+                                s.written += n as u64;
+                            }
+                        }
                         SocketKind::Message => {
                             let ttl = (op & 0x40 != 0)
                                 .then(|| core::time::Duration::from_millis(u64::from(op & 0x3F)));
-                            c.send_msg(now, &data, ttl, op & 0x20 != 0)
+                            let m = message(s.written, len);
+                            if c.send_msg(now, &m, ttl, op & 0x20 != 0).is_ok() {
+                                s.written += 1;
+                            }
                         }
-                    };
+                    }
                 }
                 w.flush();
             }
             10 | 11 => {
                 let n = usize::from(input.u16()) + 1;
                 let mut buf = vec![0u8; n];
+                let sent_by_peer = w.sides[1 - side].written;
                 let s = &mut w.sides[side];
                 if let Some(mut c) = s.ep.connection_mut(s.conn) {
                     match kind {
                         SocketKind::Stream => {
                             while let Ok(k) = c.recv(&mut buf) {
+                                if !s.tainted {
+                                    for (j, &b) in buf[..k].iter().enumerate() {
+                                        let at = s.read + j as u64;
+                                        assert!(at < sent_by_peer, "read byte {at} never written");
+                                        assert_eq!(b, pattern(at), "stream byte {at} differs");
+                                    }
+                                }
                                 s.read += k as u64;
                             }
                         }
-                        SocketKind::Message => while c.recv_msg(&mut buf).is_ok() {},
+                        SocketKind::Message => {
+                            while let Ok(r) = c.recv_msg(&mut buf) {
+                                if s.tainted || r.copied < 8 {
+                                    continue;
+                                }
+                                let no = u64::from_le_bytes(buf[..8].try_into().expect("8"));
+                                assert!(no < sent_by_peer, "message {no} never written");
+                                assert!(s.seen.insert(no), "message {no} delivered twice");
+                                let want = message(no, r.msg_len);
+                                assert_eq!(r.msg_len, want.len(), "message {no} length");
+                                assert_eq!(&buf[..r.copied], &want[..r.copied], "message {no}");
+                            }
+                        }
                     }
                 }
                 w.flush();

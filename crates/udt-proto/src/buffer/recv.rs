@@ -197,6 +197,11 @@ impl RecvBuffer {
                 Slot::Consumed | Slot::Dropped => false,
             };
             if drop_it {
+                if i == 0 {
+                    // The bytes already read belonged to the packet given up on; a packet
+                    // stored here later starts from its own beginning (fuzz: recv_buffer).
+                    self.read_offset = 0;
+                }
                 if let Slot::Data { buf, message } =
                     std::mem::replace(&mut self.slots[i], Slot::Dropped)
                 {
@@ -500,6 +505,21 @@ mod tests {
         assert_eq!(r.read_stream(&mut rest), 2);
         assert_eq!(&rest[..2], b"hi");
         assert_eq!(r.start_seq(), seq(13));
+    }
+
+    #[test]
+    fn a_packet_stored_over_a_partly_read_dropped_one_reads_from_its_start() {
+        // Found by the recv_buffer fuzz target: 20 of 30 bytes read, the packet dropped, a
+        // shorter one stored in its slot; reading panicked slicing at the old offset.
+        let mut r = RecvBuffer::new(8, seq(0));
+        assert_eq!(r.insert(seq(0), solo(1), &[1; 30]), Insert::Stored);
+        let mut out = [0u8; 20];
+        assert_eq!(r.read_stream(&mut out), 20);
+        assert!(r.drop_range(seq(0), seq(0), MsgNo::new(1).unwrap()));
+        assert_eq!(r.insert(seq(0), solo(2), &[2; 11]), Insert::Stored);
+        let mut out = [0u8; 32];
+        assert_eq!(r.read_stream(&mut out), 11);
+        assert_eq!(&out[..11], &[2; 11]);
     }
 
     #[test]
