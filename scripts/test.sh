@@ -31,4 +31,6 @@ echo "== Java binding (Maven, JUnit 5, interop with udt perf and UDT4 4.11)"
 bash bindings/java/test.sh
 echo "== Python package (pytest, asyncio, Ctrl-C, interop with udt perf and UDT4 4.11)"
 bash bindings/python/test.sh
+echo "== fuzzing (six libFuzzer targets built on stable, 10 s each; docs/fuzzing.md)"
+scripts/fuzz.sh 10
 echo "== all tests passed"
