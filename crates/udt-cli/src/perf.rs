@@ -602,11 +602,13 @@ fn client(a: ClientArgs) -> anyhow::Result<()> {
     if a.mode == Mode::Message && a.msg_size == 0 {
         bail!("--msg-size must be positive");
     }
-    builder = builder.linger(Some(DRAIN_LIMIT)).encryption(perf_encryption(
-        a.secret.as_deref(),
-        a.cipher,
-        udt::EncryptionMode::Required,
-    )?);
+    builder = builder
+        .linger(Some(DRAIN_LIMIT))
+        .encryption(perf_encryption(
+            a.secret.as_deref(),
+            a.cipher,
+            udt::EncryptionMode::Required,
+        )?);
     let mut cipher = None;
     let duration = a
         .time
