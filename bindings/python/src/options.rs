@@ -50,26 +50,16 @@ pub fn set_encryption(
             let secret: Vec<u8> = if let Ok(t) = v.cast::<PyString>() {
                 t.extract::<String>()?.into_bytes()
             } else {
-                v.extract::<Vec<u8>>().map_err(|_| {
-                    raise(py, code::INVALID_PARAM, "UDT_SECRET takes bytes or str")
-                })?
+                v.extract::<Vec<u8>>()
+                    .map_err(|_| raise(py, code::INVALID_PARAM, "UDT_SECRET takes bytes or str"))?
             };
             py.detach(|| s.set_encryption_secret(&secret))
         }
         ext::ENCRYPTION => {
-            let mode = match v.extract::<i64>() {
-                Ok(0) => None,
-                Ok(1) => Some(udt::EncryptionMode::Preferred),
-                Ok(2) => Some(udt::EncryptionMode::Required),
-                _ => {
-                    return Err(raise(
-                        py,
-                        code::INVALID_PARAM,
-                        "UDT_ENCRYPTION is 0 (off), 1 (preferred) or 2 (required)",
-                    ))
-                }
-            };
-            s.set_encryption_mode(mode)
+            let code = v
+                .extract::<i64>()
+                .map_err(|_| raise(py, code::INVALID_PARAM, "UDT_ENCRYPTION takes an int"))?;
+            s.set_encryption_mode_code(code)
         }
         _ => Err(udt::Error::InvalidOperation("UDT_ENCRYPTED is read only")),
     })
@@ -78,11 +68,7 @@ pub fn set_encryption(
 /// Reads encryption option `n` of `s`.
 pub fn get_encryption(s: &udt::BsdSocket, n: i64) -> udt::Result<i64> {
     match n {
-        ext::ENCRYPTION => Ok(match s.encryption_mode() {
-            None => 0,
-            Some(udt::EncryptionMode::Preferred) => 1,
-            Some(udt::EncryptionMode::Required) => 2,
-        }),
+        ext::ENCRYPTION => Ok(i64::from(s.encryption_mode_code())),
         ext::ENCRYPTED => Ok(i64::from(s.is_encrypted())),
         _ => Err(udt::Error::InvalidOperation("UDT_SECRET is write only")),
     }

@@ -45,13 +45,7 @@ unsafe fn set_encryption_option(
             let v: [u8; 4] = bytes
                 .try_into()
                 .map_err(|_| FfiError::param("UDT_ENCRYPTION takes an int (4 bytes)"))?;
-            let mode = match i32::from_ne_bytes(v) {
-                0 => None,
-                1 => Some(udt::EncryptionMode::Preferred),
-                2 => Some(udt::EncryptionMode::Required),
-                _ => return Err(FfiError::param("UDT_ENCRYPTION is 0, 1 or 2")),
-            };
-            s.set_encryption_mode(mode)?;
+            s.set_encryption_mode_code(i64::from(i32::from_ne_bytes(v)))?;
         }
         _ => {
             return Err(FfiError::new(
@@ -66,11 +60,7 @@ unsafe fn set_encryption_option(
 /// The value of one of the encryption options as an `int`.
 fn encryption_option(s: &udt::BsdSocket, optname: c_int) -> FfiResult<i32> {
     match optname {
-        ext::ENCRYPTION => Ok(match s.encryption_mode() {
-            None => 0,
-            Some(udt::EncryptionMode::Preferred) => 1,
-            Some(udt::EncryptionMode::Required) => 2,
-        }),
+        ext::ENCRYPTION => Ok(s.encryption_mode_code()),
         ext::ENCRYPTED => Ok(i32::from(s.is_encrypted())),
         _ => Err(FfiError::new(
             crate::consts::udt_errno::UDT_EINVOP,

@@ -643,6 +643,33 @@ impl BsdSocket {
             .map(|e| e.mode)
     }
 
+    /// The encryption mode as the C and Python options (`UDT_ENCRYPTION`) number it:
+    /// 0 off, 1 preferred, 2 required.
+    pub fn encryption_mode_code(&self) -> i32 {
+        match self.encryption_mode() {
+            None => 0,
+            Some(udt_proto::EncryptionMode::Preferred) => 1,
+            Some(udt_proto::EncryptionMode::Required) => 2,
+        }
+    }
+
+    /// Sets the encryption mode from its option code (see
+    /// [`encryption_mode_code`](Self::encryption_mode_code)); another code is
+    /// [`Error::InvalidOption`].
+    pub fn set_encryption_mode_code(&self, code: i64) -> Result<()> {
+        let mode = match code {
+            0 => None,
+            1 => Some(udt_proto::EncryptionMode::Preferred),
+            2 => Some(udt_proto::EncryptionMode::Required),
+            _ => {
+                return Err(Error::InvalidOption(
+                    "UDT_ENCRYPTION is 0 (off), 1 (preferred) or 2 (required)",
+                ))
+            }
+        };
+        self.set_encryption_mode(mode)
+    }
+
     /// True once the connection runs encrypted.
     pub fn is_encrypted(&self) -> bool {
         self.connected().is_ok_and(|s| s.is_encrypted())
