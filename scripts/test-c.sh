@@ -43,6 +43,7 @@ echo "== C API tests (under valgrind)"
 cc -std=c11 -Wall -Wextra -Werror -g crates/udt-ffi/tests/c/test_c_api.c -o "$out/test_c_api" \
     $(pkg-config --cflags --libs udt-c) -lpthread
 valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
+    --suppressions=crates/udt-ffi/tests/c/valgrind.supp \
     --show-leak-kinds=definite "$out/test_c_api" > "$out/test_c_api.log" 2> "$out/test_c_api.valgrind" || {
     cat "$out/test_c_api.log" "$out/test_c_api.valgrind" >&2
     echo "test-c.sh: the C tests failed or valgrind reported errors" >&2

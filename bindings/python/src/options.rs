@@ -10,12 +10,68 @@ use udt::{OptType, OptValue, SockOpt};
 
 use crate::errors::{code, raise};
 
-/// Adds every option number (`UDT_MSS` = 0 … `UDT_RCVDATA` = 20) to the module.
+/// Option numbers beyond UDT4's, as in `udt_c.h`: transport encryption
+/// (docs/encryption.md).
+pub mod ext {
+    /// Write only: the secret (bytes or str); empty turns encryption off.
+    pub const SECRET: i64 = 100;
+    /// 0 off, 1 preferred, 2 required (the default once a secret is set).
+    pub const ENCRYPTION: i64 = 101;
+    /// Read only: 1 if the connection runs encrypted.
+    pub const ENCRYPTED: i64 = 102;
+}
+
+/// Adds every option number (`UDT_MSS` = 0 … `UDT_RCVDATA` = 20, and the encryption options
+/// `UDT_SECRET`, `UDT_ENCRYPTION`, `UDT_ENCRYPTED` = 100 … 102) to the module.
 pub fn add_constants(m: &Bound<'_, PyModule>) -> PyResult<()> {
     for opt in SockOpt::ALL {
         m.add(opt.udt4_name(), opt.udt4_number())?;
     }
+    m.add("UDT_SECRET", ext::SECRET)?;
+    m.add("UDT_ENCRYPTION", ext::ENCRYPTION)?;
+    m.add("UDT_ENCRYPTED", ext::ENCRYPTED)?;
     Ok(())
+}
+
+/// True for the encryption options, which are not in UDT4's table.
+pub fn is_encryption(n: i64) -> bool {
+    (ext::SECRET..=ext::ENCRYPTED).contains(&n)
+}
+
+/// Sets encryption option `n` of `s` to `v`.
+pub fn set_encryption(
+    py: Python<'_>,
+    s: &udt::BsdSocket,
+    n: i64,
+    v: &Bound<'_, PyAny>,
+) -> PyResult<udt::Result<()>> {
+    Ok(match n {
+        ext::SECRET => {
+            let secret: Vec<u8> = if let Ok(t) = v.cast::<PyString>() {
+                t.extract::<String>()?.into_bytes()
+            } else {
+                v.extract::<Vec<u8>>()
+                    .map_err(|_| raise(py, code::INVALID_PARAM, "UDT_SECRET takes bytes or str"))?
+            };
+            py.detach(|| s.set_encryption_secret(&secret))
+        }
+        ext::ENCRYPTION => {
+            let code = v
+                .extract::<i64>()
+                .map_err(|_| raise(py, code::INVALID_PARAM, "UDT_ENCRYPTION takes an int"))?;
+            s.set_encryption_mode_code(code)
+        }
+        _ => Err(udt::Error::InvalidOperation("UDT_ENCRYPTED is read only")),
+    })
+}
+
+/// Reads encryption option `n` of `s`.
+pub fn get_encryption(s: &udt::BsdSocket, n: i64) -> udt::Result<i64> {
+    match n {
+        ext::ENCRYPTION => Ok(i64::from(s.encryption_mode_code())),
+        ext::ENCRYPTED => Ok(i64::from(s.is_encrypted())),
+        _ => Err(udt::Error::InvalidOperation("UDT_SECRET is write only")),
+    }
 }
 
 /// The option numbered `n`, or `udt.error` 5003.

@@ -653,7 +653,11 @@ impl Socket {
     #[pyo3(signature = (*args))]
     fn setsockopt(&self, py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<()> {
         let a = options::split_args(args, 2)?;
-        let opt = options::option(py, a[0].extract::<i64>()?)?;
+        let n = a[0].extract::<i64>()?;
+        if options::is_encryption(n) {
+            return options::set_encryption(py, &self.inner, n, &a[1])?.py(py);
+        }
+        let opt = options::option(py, n)?;
         let value = options::to_value(py, opt, &a[1])?;
         // The blocking flags and timeouts are this layer's (see blocking.rs): checked like
         // the others (a closed socket fails), kept here.
@@ -684,7 +688,12 @@ impl Socket {
     #[pyo3(signature = (*args))]
     fn getsockopt(&self, py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Py<PyAny>> {
         let a = options::split_args(args, 1)?;
-        let opt = options::option(py, a[0].extract::<i64>()?)?;
+        let n = a[0].extract::<i64>()?;
+        if options::is_encryption(n) {
+            let v = options::get_encryption(&self.inner, n).py(py)?;
+            return Ok(v.into_pyobject(py)?.into_any().unbind());
+        }
+        let opt = options::option(py, n)?;
         let v = self.inner.option(opt).py(py)?;
         let m = *self.modes();
         let v = match opt {

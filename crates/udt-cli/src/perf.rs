@@ -63,6 +63,13 @@ struct ServerArgs {
     /// rendezvous sender), receive that one connection and exit. Stream mode unless --mode.
     #[arg(long, value_name = "HOST:PORT")]
     rendezvous: Option<String>,
+    /// Encrypt with a key stretched from this secret (docs/encryption.md). The server then
+    /// accepts encrypted and clear clients alike; the client requires encryption.
+    #[arg(long)]
+    secret: Option<String>,
+    /// Cipher the client proposes with --secret.
+    #[arg(long, value_enum, default_value_t = CipherArg::Aes256Gcm)]
+    cipher: CipherArg,
 }
 
 #[derive(Args, Debug)]
@@ -104,6 +111,39 @@ struct ClientArgs {
     /// Print one JSON object at the end instead of text.
     #[arg(long)]
     json: bool,
+    /// Encrypt with a key stretched from this secret (docs/encryption.md). The server then
+    /// accepts encrypted and clear clients alike; the client requires encryption.
+    #[arg(long)]
+    secret: Option<String>,
+    /// Cipher the client proposes with --secret.
+    #[arg(long, value_enum, default_value_t = CipherArg::Aes256Gcm)]
+    cipher: CipherArg,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum CipherArg {
+    Aes256Gcm,
+    Chacha20Poly1305,
+}
+
+/// The encryption of `udt perf` for `--secret`/`--cipher`.
+fn perf_encryption(
+    secret: Option<&str>,
+    cipher: CipherArg,
+    mode: udt::EncryptionMode,
+) -> anyhow::Result<Option<udt::Encryption>> {
+    let Some(secret) = secret.filter(|s| !s.is_empty()) else {
+        return Ok(None);
+    };
+    let c = match cipher {
+        CipherArg::Aes256Gcm => udt::Cipher::Aes256Gcm,
+        CipherArg::Chacha20Poly1305 => udt::Cipher::ChaCha20Poly1305,
+    };
+    Ok(Some(
+        udt::Encryption::from_passphrase(secret.as_bytes(), mode)
+            .map_err(|e| anyhow::anyhow!("--secret: {e}"))?
+            .with_cipher(c),
+    ))
 }
 
 /// The result of one test, printed by `--json`.
@@ -134,6 +174,9 @@ struct Summary {
     /// Jain's fairness index of `per_connection_mbps` (when there is more than one).
     #[serde(skip_serializing_if = "Option::is_none")]
     jain: Option<f64>,
+    /// The cipher of the (first) connection, when encrypted (client side).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cipher: Option<String>,
 }
 
 /// Jain's fairness index of `xs`: 1 when all are equal, 1/n when one has everything.
@@ -249,7 +292,12 @@ fn server(a: ServerArgs) -> anyhow::Result<()> {
     let builder = match a.mode {
         Some(m) => Builder::new().kind(kind(m)),
         None => Builder::new().accept_any_kind(true),
-    };
+    }
+    .encryption(perf_encryption(
+        a.secret.as_deref(),
+        a.cipher,
+        udt::EncryptionMode::Preferred,
+    )?);
     let listener = builder
         .listen((a.bind.as_str(), a.port), 64)
         .with_context(|| format!("cannot listen on {}:{}", a.bind, a.port))?;
@@ -345,6 +393,7 @@ fn server(a: ServerArgs) -> anyhow::Result<()> {
                 mismatched_bytes: bad,
                 out_of_order_msgs,
                 jain: jain(&per),
+                cipher: None,
                 per_connection_mbps: per,
             };
             report(
@@ -369,7 +418,13 @@ fn server(a: ServerArgs) -> anyhow::Result<()> {
 
 /// `udt perf server --rendezvous`: one connection, met rather than accepted.
 fn rendezvous_server(a: &ServerArgs, peer: &str) -> anyhow::Result<()> {
-    let builder = Builder::new().kind(kind(a.mode.unwrap_or(Mode::Stream)));
+    let builder = Builder::new()
+        .kind(kind(a.mode.unwrap_or(Mode::Stream)))
+        .encryption(perf_encryption(
+            a.secret.as_deref(),
+            a.cipher,
+            udt::EncryptionMode::Preferred,
+        )?);
     if !a.json {
         eprintln!(
             "udt perf server: meeting {peer} in rendezvous mode from {}:{}",
@@ -428,6 +483,7 @@ fn serve(
         out_of_order_msgs,
         per_connection_mbps: Vec::new(),
         jain: None,
+        cipher: None,
     };
     report(&summary, json, &format!("from {peer}"));
     Ok(ConnResult {
@@ -546,7 +602,14 @@ fn client(a: ClientArgs) -> anyhow::Result<()> {
     if a.mode == Mode::Message && a.msg_size == 0 {
         bail!("--msg-size must be positive");
     }
-    builder = builder.linger(Some(DRAIN_LIMIT));
+    builder = builder
+        .linger(Some(DRAIN_LIMIT))
+        .encryption(perf_encryption(
+            a.secret.as_deref(),
+            a.cipher,
+            udt::EncryptionMode::Required,
+        )?);
+    let mut cipher = None;
     let duration = a
         .time
         .map(Duration::from_secs_f64)
@@ -573,6 +636,7 @@ fn client(a: ClientArgs) -> anyhow::Result<()> {
         .with_context(|| format!("cannot connect to {}", a.server))?;
         if i == 0 {
             warn_buffers(sock.udp_buffers());
+            cipher = sock.cipher().map(|c| format!("{c:?}"));
             if !a.separate_ports && !a.rendezvous {
                 builder = builder.reuse_addr(true).local_addr(sock.local_addr());
             }
@@ -675,6 +739,7 @@ fn client(a: ClientArgs) -> anyhow::Result<()> {
         mismatched_bytes: 0,
         out_of_order_msgs: None,
         jain: jain(&per),
+        cipher,
         per_connection_mbps: if per.len() > 1 { per } else { Vec::new() },
     };
     report(&summary, a.json, &format!("to {}", a.server));

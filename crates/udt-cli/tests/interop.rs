@@ -2012,3 +2012,168 @@ fn startup_race_udt4_clients_to_our_servers() {
         failed.join("\n")
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Encryption (docs/encryption.md): a UDT4 4.11 peer knows nothing of it. With encryption
+// preferred it connects in clear, byte-exact; with encryption required it is refused.
+
+fn encryption(mode: udt::EncryptionMode) -> Option<udt::Encryption> {
+    Some(udt::Encryption::from_key([0x5A; 32], mode))
+}
+
+#[test]
+fn encryption_preferred_ours_to_udt4_connects_in_clear() {
+    let _g = shared();
+    let n = 20 * MB;
+    let p = port();
+    let srv = Proc::udt4(
+        "udt4 server",
+        &[
+            "server",
+            "--port",
+            &p.to_string(),
+            "--once",
+            "--bytes",
+            &n.to_string(),
+            "--timeout",
+            "60",
+        ],
+    );
+    wait_bound(p, Duration::from_secs(10));
+    let h = bounded("our preferred client", Duration::from_secs(60), move || {
+        let sock = builder(SocketKind::Stream)
+            .encryption(encryption(udt::EncryptionMode::Preferred))
+            .connect(local(p))
+            .map_err(|e| e.to_string())?;
+        if sock.is_encrypted() {
+            return Err("encrypted with a UDT4 peer".to_owned());
+        }
+        let sent = lib_send(
+            &sock,
+            SocketKind::Stream,
+            n,
+            Sizes::Fixed(0),
+            None,
+            true,
+            None,
+        )
+        .map_err(|e| format!("send failed: {e}"))?;
+        sock.close().map_err(|e| format!("close failed: {e}"))?;
+        Ok::<_, String>(sent.0)
+    });
+    let ours = join(h, "our preferred client");
+    let s = srv.wait(Duration::from_secs(if ours.is_ok() { 30 } else { 5 }));
+    let sent = ours.unwrap_or_else(|e| fail(&e, &[&s]));
+    all_ok(&[&s]);
+    assert_eq!(sent, n);
+    let sj = assert_received(&s, n);
+    record(
+        "encryption_preferred_ours_to_udt4_connects_in_clear",
+        json!({"bytes": n, "udt4_mbps": sj["mbps"]}),
+    );
+}
+
+#[test]
+fn encryption_required_ours_to_udt4_is_refused() {
+    let _g = shared();
+    let p = port();
+    let mut srv = Proc::udt4(
+        "udt4 server",
+        &[
+            "server",
+            "--port",
+            &p.to_string(),
+            "--once",
+            "--bytes",
+            "1000",
+            "--timeout",
+            "30",
+        ],
+    );
+    wait_bound(p, Duration::from_secs(10));
+    let r = builder(SocketKind::Stream)
+        .encryption(encryption(udt::EncryptionMode::Required))
+        .connect(local(p));
+    let alive = srv.running();
+    srv.kill();
+    let s = srv.wait(Duration::from_secs(5));
+    match r {
+        Err(udt::Error::Connect(udt_proto::ConnectError::EncryptionUnavailable)) => {}
+        Err(e) => fail(&format!("wrong error: {e}"), &[&s]),
+        Ok(_) => fail("required encryption connected to UDT4", &[&s]),
+    }
+    // UDT4 never saw a second-phase request, so it accepted nothing and is still waiting.
+    assert!(alive, "the UDT4 server exited: {}", s.dump());
+    assert!(!s.stdout.contains("\"connected\""), "{}", s.dump());
+    record(
+        "encryption_required_ours_to_udt4_is_refused",
+        json!({"refused": true}),
+    );
+}
+
+#[test]
+fn encryption_preferred_udt4_to_ours_connects_in_clear() {
+    let _g = shared();
+    let n = 20 * MB;
+    let listener = builder(SocketKind::Stream)
+        .encryption(encryption(udt::EncryptionMode::Preferred))
+        .listen("127.0.0.1:0", 4)
+        .expect("listen");
+    let p = listener.local_addr().port();
+    let cli = Proc::udt4(
+        "udt4 client",
+        &[
+            "client",
+            &local(p),
+            "--bytes",
+            &n.to_string(),
+            "--timeout",
+            "60",
+        ],
+    );
+    let h = bounded("our preferred server", Duration::from_secs(60), move || {
+        let (sock, _) = listener.accept().map_err(|e| e.to_string())?;
+        let encrypted = sock.is_encrypted();
+        let r = lib_recv(&sock, SocketKind::Stream, Some(n), MsgCheck::None);
+        Ok::<_, String>((encrypted, r))
+    });
+    let ours = join(h, "our preferred server");
+    let c = cli.wait(Duration::from_secs(if ours.is_ok() { 30 } else { 5 }));
+    let (encrypted, r) = ours.unwrap_or_else(|e| fail(&e, &[&c]));
+    all_ok(&[&c]);
+    assert!(!encrypted, "a UDT4 peer cannot encrypt");
+    assert_eq!(
+        (r.bytes, r.mismatched, r.end.clone()),
+        (n, 0, None),
+        "{r:?}"
+    );
+    record(
+        "encryption_preferred_udt4_to_ours_connects_in_clear",
+        r.json(),
+    );
+}
+
+#[test]
+fn encryption_required_udt4_to_ours_is_refused() {
+    let _g = shared();
+    let listener = builder(SocketKind::Stream)
+        .encryption(encryption(udt::EncryptionMode::Required))
+        .listen("127.0.0.1:0", 4)
+        .expect("listen");
+    let p = listener.local_addr().port();
+    let cli = Proc::udt4(
+        "udt4 client",
+        &["client", &local(p), "--bytes", "1000", "--timeout", "20"],
+    );
+    let c = cli.wait(Duration::from_secs(25));
+    // Exit 2: connection setup failed (UDT4 reports the rejection, 1002).
+    assert_eq!(c.status.and_then(|s| s.code()), Some(2), "{}", c.dump());
+    assert!(
+        matches!(listener.try_accept(), Err(udt::Error::WouldBlock)),
+        "a clear UDT4 connection was accepted"
+    );
+    record(
+        "encryption_required_udt4_to_ours_is_refused",
+        json!({"udt4_exit": 2}),
+    );
+}

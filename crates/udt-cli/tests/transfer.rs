@@ -183,21 +183,19 @@ fn a_wrong_or_missing_secret_is_refused() {
         .spawn()
         .unwrap();
 
+    // With a secret the receiver requires transport encryption: a sender without one is
+    // refused at the handshake, and one with another secret fails its authentication.
     let none = send(&[&f], port, &[], None);
     assert!(!none.status.success());
     assert!(
-        text(&none).contains("requires a shared secret"),
+        text(&none).contains("requires encryption"),
         "{}",
         text(&none)
     );
 
     let wrong = send(&[&f], port, &["--secret", "open sesame!"], None);
     assert!(!wrong.status.success());
-    assert!(
-        text(&wrong).contains("refused our shared secret"),
-        "{}",
-        text(&wrong)
-    );
+    assert!(text(&wrong).contains("secrets differ"), "{}", text(&wrong));
     assert!(listing(dst.path()).is_empty(), "something was written");
 
     // Refused peers do not end a --once receiver; the right secret (from the environment)
@@ -207,6 +205,53 @@ fn a_wrong_or_missing_secret_is_refused() {
     let rx = wait_output(rx, "udt recv");
     assert!(rx.status.success(), "{}", text(&rx));
     assert_eq!(std::fs::read(dst.path().join("f")).unwrap(), b"payload");
+}
+
+#[test]
+fn without_transport_encryption_the_secret_is_still_checked_by_the_transfer_protocol() {
+    let src = tempfile::tempdir().unwrap();
+    let dst = tempfile::tempdir().unwrap();
+    let f = src.path().join("f");
+    std::fs::write(&f, b"clear payload").unwrap();
+    let port = free_port();
+    let rx = recv_cmd(dst.path(), port, &["--once", "--no-encrypt"])
+        .env("UDT_SECRET", "open sesame")
+        .spawn()
+        .unwrap();
+    let none = send(&[&f], port, &[], None);
+    assert!(
+        text(&none).contains("requires a shared secret"),
+        "{}",
+        text(&none)
+    );
+    let wrong = send(&[&f], port, &["--secret", "x", "--no-encrypt"], None);
+    assert!(
+        text(&wrong).contains("refused our shared secret"),
+        "{}",
+        text(&wrong)
+    );
+    // A sender that requires encryption gives up before sending anything in clear.
+    let strict = send(&[&f], port, &[], Some("open sesame"));
+    assert!(!strict.status.success());
+    assert!(
+        text(&strict).contains("does not offer it"),
+        "{}",
+        text(&strict)
+    );
+    // `--encryption preferred` falls back to clear with this receiver.
+    let ok = send(
+        &[&f],
+        port,
+        &["--encryption", "preferred"],
+        Some("open sesame"),
+    );
+    assert!(ok.status.success(), "{}", text(&ok));
+    let rx = wait_output(rx, "udt recv");
+    assert!(rx.status.success(), "{}", text(&rx));
+    assert_eq!(
+        std::fs::read(dst.path().join("f")).unwrap(),
+        b"clear payload"
+    );
 }
 
 #[test]

@@ -24,6 +24,12 @@
  */
 #define UDT_INVALID_SOCK -1
 
+#define SECRET 100
+
+#define ENCRYPTION 101
+
+#define ENCRYPTED 102
+
 /**
  * UDT4's error codes (`CUDTException`: major × 1000 + minor), as returned by
  * `udt_getlasterror_code`.
@@ -269,6 +275,23 @@ typedef enum udt_opt {
    * Read only: bytes in the receive buffer.
    */
   UDT_RCVDATA = 20,
+  /**
+   * Not in UDT4. Write only, bytes: the secret of transport encryption
+   * (docs/encryption.md), any bytes up to `optlen`, stretched with Argon2id; `optlen` 0
+   * turns encryption off. Before connect/listen.
+   */
+  UDT_SECRET = 100,
+  /**
+   * Not in UDT4. `int`: 0 off (forgets the secret), 1 preferred (a peer without
+   * encryption, such as UDT4, connects in clear), 2 required (the default once a secret
+   * is set; such peers are refused with `UDT_ECONNREJ`, a different secret with
+   * `UDT_ESECFAIL`). Reads 0 while no secret is set. Before connect/listen.
+   */
+  UDT_ENCRYPTION = 101,
+  /**
+   * Not in UDT4. Read only, `int`: 1 if the connection runs encrypted, else 0.
+   */
+  UDT_ENCRYPTED = 102,
 } udt_opt;
 
 /**

@@ -142,6 +142,17 @@ pub enum udt_opt {
     UDT_SNDDATA = 19,
     /// Read only: bytes in the receive buffer.
     UDT_RCVDATA = 20,
+    /// Not in UDT4. Write only, bytes: the secret of transport encryption
+    /// (docs/encryption.md), any bytes up to `optlen`, stretched with Argon2id; `optlen` 0
+    /// turns encryption off. Before connect/listen.
+    UDT_SECRET = 100,
+    /// Not in UDT4. `int`: 0 off (forgets the secret), 1 preferred (a peer without
+    /// encryption, such as UDT4, connects in clear), 2 required (the default once a secret
+    /// is set; such peers are refused with `UDT_ECONNREJ`, a different secret with
+    /// `UDT_ESECFAIL`). Reads 0 while no secret is set. Before connect/listen.
+    UDT_ENCRYPTION = 101,
+    /// Not in UDT4. Read only, `int`: 1 if the connection runs encrypted, else 0.
+    UDT_ENCRYPTED = 102,
 }
 
 /// Event bits of `udt_epoll_add_usock`/`udt_epoll_add_ssock` (UDT4's `EPOLLOpt`).

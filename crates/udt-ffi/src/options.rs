@@ -11,6 +11,64 @@ use crate::call::{guarded, len_arg, FfiResult};
 use crate::handles;
 use crate::last_error::FfiError;
 
+/// Option numbers beyond UDT4's (`udt_opt` in `udt_c.h`): transport encryption.
+mod ext {
+    use std::os::raw::c_int;
+    pub const SECRET: c_int = 100;
+    pub const ENCRYPTION: c_int = 101;
+    pub const ENCRYPTED: c_int = 102;
+}
+
+/// Sets one of the encryption options (`ext`); `optval` has `len` readable bytes.
+///
+/// # Safety
+/// `optval` must point to `optlen` readable bytes (or be null with `optlen` 0).
+unsafe fn set_encryption_option(
+    s: &udt::BsdSocket,
+    optname: c_int,
+    optval: *const c_void,
+    optlen: c_int,
+) -> FfiResult<()> {
+    let len = len_arg(optlen, "option length")?;
+    if optval.is_null() && len > 0 {
+        return Err(FfiError::param("option value is null"));
+    }
+    let bytes = if len == 0 {
+        &[][..]
+    } else {
+        // SAFETY: `optval` is non-null with `len` readable bytes.
+        unsafe { std::slice::from_raw_parts(optval as *const u8, len) }
+    };
+    match optname {
+        ext::SECRET => s.set_encryption_secret(bytes)?,
+        ext::ENCRYPTION => {
+            let v: [u8; 4] = bytes
+                .try_into()
+                .map_err(|_| FfiError::param("UDT_ENCRYPTION takes an int (4 bytes)"))?;
+            s.set_encryption_mode_code(i64::from(i32::from_ne_bytes(v)))?;
+        }
+        _ => {
+            return Err(FfiError::new(
+                crate::consts::udt_errno::UDT_EINVOP,
+                "UDT_ENCRYPTED is read only",
+            ))
+        }
+    }
+    Ok(())
+}
+
+/// The value of one of the encryption options as an `int`.
+fn encryption_option(s: &udt::BsdSocket, optname: c_int) -> FfiResult<i32> {
+    match optname {
+        ext::ENCRYPTION => Ok(s.encryption_mode_code()),
+        ext::ENCRYPTED => Ok(i32::from(s.is_encrypted())),
+        _ => Err(FfiError::new(
+            crate::consts::udt_errno::UDT_EINVOP,
+            "UDT_SECRET is write only",
+        )),
+    }
+}
+
 /// UDT4's `linger` value: `struct linger { int l_onoff; int l_linger; }`, seconds.
 fn linger_from(onoff: c_int, secs: c_int) -> Option<Duration> {
     (onoff != 0).then(|| Duration::from_secs(u64::try_from(secs.max(0)).unwrap_or(0)))
@@ -111,6 +169,11 @@ pub unsafe extern "C" fn udt_setsockopt(
     let _ = level;
     guarded(|| {
         let s = handles::socket(u)?;
+        if (ext::SECRET..=ext::ENCRYPTED).contains(&optname) {
+            // SAFETY: forwarded contract.
+            unsafe { set_encryption_option(&s, optname, optval, optlen) }?;
+            return Ok(0);
+        }
         let opt = SockOpt::from_udt4(optname)
             .ok_or_else(|| FfiError::param(format!("unknown option {optname}")))?;
         if opt.is_read_only() {
@@ -141,14 +204,19 @@ pub unsafe extern "C" fn udt_getsockopt(
     let _ = level;
     guarded(|| {
         let s = handles::socket(u)?;
-        let opt = SockOpt::from_udt4(optname)
-            .ok_or_else(|| FfiError::param(format!("unknown option {optname}")))?;
         if optval.is_null() || optlen.is_null() {
             return Err(FfiError::param("option buffer or its length is null"));
         }
         // SAFETY: `optlen` is non-null and readable per the contract.
         let cap = len_arg(unsafe { std::ptr::read_unaligned(optlen) }, "option length")?;
-        let bytes: Vec<u8> = match s.option(opt)? {
+        let value = if (ext::SECRET..=ext::ENCRYPTED).contains(&optname) {
+            OptValue::Int(encryption_option(&s, optname)?)
+        } else {
+            let opt = SockOpt::from_udt4(optname)
+                .ok_or_else(|| FfiError::param(format!("unknown option {optname}")))?;
+            s.option(opt)?
+        };
+        let bytes: Vec<u8> = match value {
             OptValue::Int(v) => v.to_ne_bytes().to_vec(),
             OptValue::Bool(b) => vec![u8::from(b)],
             OptValue::Int64(v) => v.to_ne_bytes().to_vec(),
@@ -174,8 +242,7 @@ pub unsafe extern "C" fn udt_getsockopt(
         };
         if bytes.len() > cap {
             return Err(FfiError::param(format!(
-                "{} needs {} bytes, the buffer has {cap}",
-                opt.udt4_name(),
+                "option {optname} needs {} bytes, the buffer has {cap}",
                 bytes.len()
             )));
         }

@@ -4,6 +4,7 @@
 use core::time::Duration;
 
 use crate::cc::{self, SharedFactory};
+use crate::crypto::{Encryption, EncryptionMode};
 use crate::wire::SocketType;
 
 /// Smallest MSS UDT allows, bytes: IP+UDP headers (28) plus a handshake (48).
@@ -79,6 +80,10 @@ pub struct ConnectionConfig {
     /// report repairs them in about one RTT. A 4.11 sender accepts repeated reports. `false`
     /// reproduces 4.11 exactly.
     pub periodic_nak: bool,
+    /// Authenticated encryption of the connection's packets (`docs/encryption.md`); `None`
+    /// sends everything in clear, as UDT4 does. Client/server mode only: a rendezvous
+    /// connection runs in clear ([`EncryptionMode::Required`] is refused there).
+    pub encryption: Option<Encryption>,
 }
 
 impl Default for ConnectionConfig {
@@ -95,6 +100,7 @@ impl Default for ConnectionConfig {
             connect_timeout: Duration::from_secs(3),
             rendezvous: false,
             periodic_nak: true,
+            encryption: None,
         }
     }
 }
@@ -113,6 +119,7 @@ impl core::fmt::Debug for ConnectionConfig {
             .field("connect_timeout", &self.connect_timeout)
             .field("rendezvous", &self.rendezvous)
             .field("periodic_nak", &self.periodic_nak)
+            .field("encryption", &self.encryption)
             .finish()
     }
 }
@@ -134,6 +141,14 @@ impl ConnectionConfig {
         }
         if self.max_bandwidth == Some(0) {
             return Err("maximum bandwidth must be positive");
+        }
+        if self.rendezvous
+            && self
+                .encryption
+                .as_ref()
+                .is_some_and(|e| e.mode == EncryptionMode::Required)
+        {
+            return Err("encryption is not available in rendezvous mode");
         }
         Ok(())
     }

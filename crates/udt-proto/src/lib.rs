@@ -13,6 +13,7 @@
 //! * [`seq`]: wrap-aware sequence, message and ACK numbers;
 //! * [`loss_list`], [`buffer`], [`estimate`]: the data structures of a connection;
 //! * [`cc`]: congestion control, a trait with UDT's native algorithm as the default;
+//! * [`crypto`]: optional authenticated encryption (AEAD) of a connection's packets;
 //! * [`connection`]: one UDT connection's state machine;
 //! * [`endpoint`]: many connections and a listener on one UDP port.
 #![forbid(unsafe_code)]
@@ -22,6 +23,7 @@ pub mod buffer;
 pub mod cc;
 pub mod config;
 pub mod connection;
+pub mod crypto;
 pub mod endpoint;
 pub mod error;
 pub mod estimate;
@@ -33,6 +35,7 @@ pub mod wire;
 
 pub use config::{ConnectionConfig, SocketKind};
 pub use connection::{CloseReason, ConnectError, Connection, ConnectionState, Event};
+pub use crypto::{Cipher, Encryption, EncryptionMode};
 pub use endpoint::{Endpoint, EndpointConfig, EndpointError, Transmit};
 pub use error::Error;
 pub use seq::{AckNo, MsgNo, SeqNo, SeqRange};

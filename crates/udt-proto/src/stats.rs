@@ -44,6 +44,12 @@ pub struct Counters {
     pub pkt_rcv_dropped: u64,
     /// EXP expiries with data outstanding (retransmission timeouts).
     pub timeouts: u64,
+    /// Packets of an encrypted connection dropped because they did not authenticate (forged,
+    /// altered, or sealed under another key or sequence number).
+    pub pkt_auth_failed: u64,
+    /// Control packets of an encrypted connection dropped as replays (counter already seen or
+    /// too old). Replayed data packets are duplicates and count in `pkt_recv_discarded`.
+    pub pkt_replayed: u64,
 }
 
 /// Counters plus the time base of the local (since last query) interval.

@@ -107,6 +107,8 @@ struct Inner {
     /// `UDT_RENDEZVOUS`.
     rendezvous: bool,
     pending: Vec<PendingReg>,
+    /// The mode a secret set later is used with.
+    encryption_mode: udt_proto::EncryptionMode,
 }
 
 impl Inner {
@@ -209,6 +211,7 @@ impl BsdSocket {
                 recv_blocking: true,
                 rendezvous: false,
                 pending: Vec::new(),
+                encryption_mode: udt_proto::EncryptionMode::Required,
             }),
         }
     }
@@ -338,6 +341,7 @@ impl BsdSocket {
                 recv_blocking,
                 rendezvous: false,
                 pending: Vec::new(),
+                encryption_mode: udt_proto::EncryptionMode::Required,
             }),
         };
         Ok((accepted, peer))
@@ -585,6 +589,90 @@ impl BsdSocket {
             Phase::Listening(l) => l.readiness(),
             _ => Readiness::empty(),
         }
+    }
+
+    /// Sets the secret of transport encryption (`docs/encryption.md`), stretched with
+    /// Argon2id; an empty secret turns encryption off. The mode is the one last set with
+    /// [`set_encryption_mode`](Self::set_encryption_mode) (default: required). Only before
+    /// connecting or listening ([`Error::AlreadyConnected`] after).
+    pub fn set_encryption_secret(&self, secret: &[u8]) -> Result<()> {
+        let mut inner = self.lock();
+        inner.require_unconnected(Error::AlreadyConnected)?;
+        if matches!(inner.phase, Phase::Listening(_)) {
+            return Err(Error::AlreadyConnected);
+        }
+        let enc = if secret.is_empty() {
+            None
+        } else {
+            Some(
+                udt_proto::Encryption::from_passphrase(secret, inner.encryption_mode)
+                    .map_err(|_| Error::InvalidOption("encryption secret too long"))?,
+            )
+        };
+        inner.update(|b| b.encryption(enc));
+        Ok(())
+    }
+
+    /// Sets whether encryption is required or only preferred; `None` turns it off (and
+    /// forgets the secret). Only before connecting or listening.
+    pub fn set_encryption_mode(&self, mode: Option<udt_proto::EncryptionMode>) -> Result<()> {
+        let mut inner = self.lock();
+        inner.require_unconnected(Error::AlreadyConnected)?;
+        if matches!(inner.phase, Phase::Listening(_)) {
+            return Err(Error::AlreadyConnected);
+        }
+        let current = inner.builder.connection_config().encryption.clone();
+        match mode {
+            None => inner.update(|b| b.encryption(None)),
+            Some(m) => {
+                inner.encryption_mode = m;
+                inner.update(|b| b.encryption(current.map(|e| e.with_mode(m))));
+            }
+        }
+        Ok(())
+    }
+
+    /// The encryption mode in force: `None` while no secret is set.
+    pub fn encryption_mode(&self) -> Option<udt_proto::EncryptionMode> {
+        let inner = self.lock();
+        inner
+            .builder
+            .connection_config()
+            .encryption
+            .as_ref()
+            .map(|e| e.mode)
+    }
+
+    /// The encryption mode as the C and Python options (`UDT_ENCRYPTION`) number it:
+    /// 0 off, 1 preferred, 2 required.
+    pub fn encryption_mode_code(&self) -> i32 {
+        match self.encryption_mode() {
+            None => 0,
+            Some(udt_proto::EncryptionMode::Preferred) => 1,
+            Some(udt_proto::EncryptionMode::Required) => 2,
+        }
+    }
+
+    /// Sets the encryption mode from its option code (see
+    /// [`encryption_mode_code`](Self::encryption_mode_code)); another code is
+    /// [`Error::InvalidOption`].
+    pub fn set_encryption_mode_code(&self, code: i64) -> Result<()> {
+        let mode = match code {
+            0 => None,
+            1 => Some(udt_proto::EncryptionMode::Preferred),
+            2 => Some(udt_proto::EncryptionMode::Required),
+            _ => {
+                return Err(Error::InvalidOption(
+                    "UDT_ENCRYPTION is 0 (off), 1 (preferred) or 2 (required)",
+                ))
+            }
+        };
+        self.set_encryption_mode(mode)
+    }
+
+    /// True once the connection runs encrypted.
+    pub fn is_encrypted(&self) -> bool {
+        self.connected().is_ok_and(|s| s.is_encrypted())
     }
 
     /// Sets an option (UDT4's `setsockopt`), with 4.11's rules on when each may change:

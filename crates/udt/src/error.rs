@@ -173,7 +173,12 @@ impl From<Error> for io::Error {
             Error::AddrInUse(_) => io::ErrorKind::AddrInUse,
             Error::InvalidOption(_) => io::ErrorKind::InvalidInput,
             Error::Connect(ConnectError::TimedOut) | Error::Timeout => io::ErrorKind::TimedOut,
-            Error::Connect(ConnectError::Rejected) => io::ErrorKind::ConnectionRefused,
+            Error::Connect(
+                ConnectError::Rejected
+                | ConnectError::EncryptionRequired
+                | ConnectError::EncryptionUnavailable
+                | ConnectError::AuthenticationFailed,
+            ) => io::ErrorKind::ConnectionRefused,
             Error::Connect(_) => io::ErrorKind::ConnectionAborted,
             Error::ConnectionLost => io::ErrorKind::ConnectionReset,
             Error::NotConnected => io::ErrorKind::NotConnected,

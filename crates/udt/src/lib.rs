@@ -57,7 +57,7 @@ pub use sockopt::{OptType, OptValue, SockOpt};
 pub use udp::BufferSizes;
 pub use udt_proto::buffer::MsgRead;
 pub use udt_proto::stats::PerfStats;
-pub use udt_proto::{cc, ConnectionState, SocketKind};
+pub use udt_proto::{cc, Cipher, ConnectionState, Encryption, EncryptionMode, SocketKind};
 
 /// The README's examples (the `udt` and `udt-proto` libraries), compiled and run as
 /// documentation tests.

@@ -383,8 +383,12 @@ impl Mux {
     fn start(port: UdpPort, reusable: bool) -> Result<Arc<Mux>> {
         let mut seed = [0u8; 8];
         getrandom::fill(&mut seed).map_err(|e| Error::Io(io::Error::other(e.to_string())))?;
+        // Ephemeral keys of encrypted connections need more than the 64-bit seed.
+        let mut entropy = [0u8; 32];
+        getrandom::fill(&mut entropy).map_err(|e| Error::Io(io::Error::other(e.to_string())))?;
         let ep = Endpoint::new(EndpointConfig {
             seed: u64::from_le_bytes(seed),
+            entropy,
             ..Default::default()
         });
         let mux = Arc::new(Mux {

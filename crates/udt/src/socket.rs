@@ -157,6 +157,23 @@ impl Builder {
         Ok(self.congestion_control(f))
     }
 
+    /// Authenticated encryption for connections made with these options (see
+    /// `docs/encryption.md`): `Some` with a secret and a mode
+    /// ([`EncryptionMode::Preferred`](udt_proto::EncryptionMode) connects in clear to peers
+    /// without the extension, such as UDT4 4.11; `Required` refuses them); `None` (the
+    /// default) sends in clear, as UDT4 does.
+    ///
+    /// ```no_run
+    /// use udt::{Builder, Encryption, EncryptionMode};
+    /// let enc = Encryption::from_passphrase(b"s3cret", EncryptionMode::Required).unwrap();
+    /// let sock = Builder::new().encryption(Some(enc)).connect("127.0.0.1:9000").unwrap();
+    /// assert!(sock.is_encrypted());
+    /// ```
+    pub fn encryption(mut self, encryption: Option<udt_proto::Encryption>) -> Self {
+        self.conn.encryption = encryption;
+        self
+    }
+
     /// Give up connecting after this long.
     pub fn connect_timeout(mut self, timeout: Duration) -> Self {
         self.conn.connect_timeout = timeout;
@@ -1041,6 +1058,18 @@ impl Socket {
         st.ep
             .connection(self.id)
             .map_or(0, |c| c.send_buffer_pkts())
+    }
+
+    /// True once the connection runs encrypted (negotiated in the handshake).
+    pub fn is_encrypted(&self) -> bool {
+        let st = self.mux.lock();
+        st.ep.connection(self.id).is_some_and(|c| c.is_encrypted())
+    }
+
+    /// The cipher of an encrypted connection.
+    pub fn cipher(&self) -> Option<udt_proto::Cipher> {
+        let st = self.mux.lock();
+        st.ep.connection(self.id).and_then(|c| c.cipher())
     }
 
     /// True for a rendezvous connection (`UDT_RENDEZVOUS`).

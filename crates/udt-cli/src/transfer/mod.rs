@@ -77,6 +77,48 @@ pub fn secret(arg: Option<String>) -> Option<String> {
         .filter(|s| !s.is_empty())
 }
 
+/// How `udt send`/`udt recv` use the transport's encryption when a secret is set.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EncryptMode {
+    /// Encrypt, and refuse peers that cannot (the default with a secret).
+    Required,
+    /// Encrypt when the peer can; an older udt or UDT4 peer connects in clear.
+    Preferred,
+    /// Never encrypt (the secret still authenticates the sender, in clear).
+    Off,
+}
+
+/// Encryption options shared by `udt send` and `udt recv`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct EncryptArgs {
+    /// Transport encryption when a secret is set (AEAD keyed from the secret, see
+    /// docs/encryption.md); without a secret nothing is encrypted.
+    #[arg(long, value_enum, default_value = "required", value_name = "MODE")]
+    pub encryption: EncryptMode,
+    /// Same as `--encryption off`: send in clear even with a secret (for peers that run an
+    /// older udt).
+    #[arg(long, conflicts_with = "encryption")]
+    pub no_encrypt: bool,
+}
+
+impl EncryptArgs {
+    /// The transport encryption for `secret`: `None` without a secret or when turned off.
+    /// Stretching the passphrase (Argon2id) takes a few tens of milliseconds.
+    pub fn encryption(&self, secret: Option<&str>) -> anyhow::Result<Option<udt::Encryption>> {
+        let mode = match (self.no_encrypt, self.encryption) {
+            (true, _) | (_, EncryptMode::Off) => return Ok(None),
+            (_, EncryptMode::Required) => udt::EncryptionMode::Required,
+            (_, EncryptMode::Preferred) => udt::EncryptionMode::Preferred,
+        };
+        let Some(secret) = secret else {
+            return Ok(None);
+        };
+        udt::Encryption::from_passphrase(secret.as_bytes(), mode)
+            .map(Some)
+            .map_err(|e| anyhow::anyhow!("cannot use the secret for encryption: {e}"))
+    }
+}
+
 /// BLAKE3 state after the first `len` bytes of `file` (read positionally, in bounded blocks).
 /// A file shorter than `len` is an `UnexpectedEof` error.
 pub fn hash_prefix(file: &File, len: u64) -> io::Result<blake3::Hasher> {

@@ -44,8 +44,11 @@ pub struct RecvArgs {
     #[arg(long)]
     force: bool,
     /// Shared secret senders must prove (default: the UDT_SECRET environment variable).
+    /// With a secret transfers are encrypted (see --encryption).
     #[arg(long)]
     secret: Option<String>,
+    #[command(flatten)]
+    encrypt: super::EncryptArgs,
     /// Print one JSON summary per transfer instead of text and progress.
     #[arg(long)]
     json: bool,
@@ -98,8 +101,15 @@ pub fn run(args: RecvArgs) -> anyhow::Result<()> {
         // Concurrent sessions would fight over one bar; their lines name their files.
         style = Style::Lines;
     }
+    let secret = super::secret(args.secret);
+    let encryption = args.encrypt.encryption(secret.as_deref())?;
+    let encryption_note = match &encryption {
+        Some(e) if e.is_required() => ", encrypted",
+        Some(_) => ", encrypted when the sender can",
+        None => "",
+    };
     let opts = Opts {
-        secret: super::secret(args.secret),
+        secret,
         force: args.force,
         style,
         json: args.json,
@@ -108,6 +118,7 @@ pub fn run(args: RecvArgs) -> anyhow::Result<()> {
     // Closing waits at most this long for our last replies to be acknowledged.
     let listener = Builder::new()
         .linger(Some(Duration::from_secs(5)))
+        .encryption(encryption)
         .listen((args.bind.as_str(), args.port), 16)
         .with_context(|| format!("cannot listen on {}:{}", args.bind, args.port))?;
     super::warn_buffers(listener.udp_buffers());
@@ -117,9 +128,9 @@ pub fn run(args: RecvArgs) -> anyhow::Result<()> {
             listener.local_addr(),
             args.dir.display(),
             if opts.secret.is_some() {
-                " (secret required)"
+                format!(" (secret required{encryption_note})")
             } else {
-                ""
+                String::new()
             }
         );
     }

@@ -23,8 +23,11 @@ pub struct SendArgs {
     #[arg(required = true, num_args = 2.., value_name = "PATH")]
     args: Vec<OsString>,
     /// Shared secret the receiver requires (default: the UDT_SECRET environment variable).
+    /// With a secret the transfer is encrypted (see --encryption).
     #[arg(long)]
     secret: Option<String>,
+    #[command(flatten)]
+    encrypt: super::EncryptArgs,
     /// Cap the sending rate, Mbit/s (default: as fast as the path allows).
     #[arg(long)]
     max_rate: Option<f64>,
@@ -158,7 +161,8 @@ pub fn run(args: SendArgs) -> anyhow::Result<()> {
         .connect_timeout(Duration::from_secs_f64(
             args.connect_timeout.clamp(0.1, 3600.0),
         ))
-        .linger(Some(Duration::from_secs(2)));
+        .linger(Some(Duration::from_secs(2)))
+        .encryption(args.encrypt.encryption(secret.as_deref())?);
     if let Some(mbit) = args.max_rate {
         if !mbit.is_finite() || mbit <= 0.0 {
             bail!("--max-rate must be positive");

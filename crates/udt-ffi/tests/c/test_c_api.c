@@ -698,6 +698,106 @@ static void test_c_congestion_control(void) {
     CHECK(cc_releases == 1, "release ran once no socket used the algorithm (%d)", cc_releases);
 }
 
+/* Transport encryption (UDT_SECRET, UDT_ENCRYPTION, UDT_ENCRYPTED; docs/encryption.md). */
+static int encrypted_listener(const char *secret, int mode, int *port) {
+    int l = udt_socket(AF_INET, SOCK_STREAM, 0);
+    if (l < 0) return -1;
+    if (udt_setsockopt(l, 0, UDT_ENCRYPTION, &mode, sizeof mode) != 0) return -1;
+    if (secret && udt_setsockopt(l, 0, UDT_SECRET, secret, (int)strlen(secret)) != 0) return -1;
+    struct sockaddr_in a = loopback(0);
+    if (udt_bind(l, (struct sockaddr *)&a, sizeof a) != 0 || udt_listen(l, 8) != 0) return -1;
+    *port = port_of(l);
+    return l;
+}
+
+static int connect_with(const char *secret, int mode, int port) {
+    int c = udt_socket(AF_INET, SOCK_STREAM, 0);
+    udt_setsockopt(c, 0, UDT_ENCRYPTION, &mode, sizeof mode);
+    if (secret) udt_setsockopt(c, 0, UDT_SECRET, secret, (int)strlen(secret));
+    struct sockaddr_in a = loopback(port);
+    if (udt_connect(c, (struct sockaddr *)&a, sizeof a) != 0) {
+        udt_close(c);
+        return -1;
+    }
+    return c;
+}
+
+static void test_encryption(void) {
+    int u = udt_socket(AF_INET, SOCK_STREAM, 0);
+    int v = -1, len = sizeof v;
+    CHECK(udt_getsockopt(u, 0, UDT_ENCRYPTION, &v, &len) == 0 && v == 0, "encryption off by default (%d)", v);
+    CHECK(udt_setsockopt(u, 0, UDT_SECRET, "k", 1) == 0, "set a secret");
+    len = sizeof v;
+    CHECK(udt_getsockopt(u, 0, UDT_ENCRYPTION, &v, &len) == 0 && v == 2, "a secret defaults to required (%d)", v);
+    v = 1;
+    CHECK(udt_setsockopt(u, 0, UDT_ENCRYPTION, &v, sizeof v) == 0, "set preferred");
+    len = sizeof v;
+    CHECK(udt_getsockopt(u, 0, UDT_ENCRYPTION, &v, &len) == 0 && v == 1, "preferred reads back (%d)", v);
+    v = 3;
+    FAILS_WITH(udt_setsockopt(u, 0, UDT_ENCRYPTION, &v, sizeof v), UDT_EINVPARAM, "mode 3");
+    FAILS_WITH(udt_setsockopt(u, 0, UDT_ENCRYPTION, &v, 2), UDT_EINVPARAM, "short mode");
+    FAILS_WITH(udt_setsockopt(u, 0, UDT_SECRET, NULL, 4), UDT_EINVPARAM, "null secret");
+    FAILS_WITH(udt_getsockopt(u, 0, UDT_SECRET, &v, &len), UDT_EINVOP, "the secret is write only");
+    FAILS_WITH(udt_setsockopt(u, 0, UDT_ENCRYPTED, &v, sizeof v), UDT_EINVOP, "ENCRYPTED is read only");
+    CHECK(udt_setsockopt(u, 0, UDT_SECRET, "", 0) == 0, "an empty secret turns it off");
+    len = sizeof v;
+    CHECK(udt_getsockopt(u, 0, UDT_ENCRYPTION, &v, &len) == 0 && v == 0, "off again (%d)", v);
+    udt_close(u);
+
+    /* Same secret: encrypted, byte-exact, both ends report it. */
+    int port = 0;
+    int l = encrypted_listener("c secret", 2, &port);
+    CHECK(l >= 0, "encrypted listener");
+    int c = connect_with("c secret", 2, port);
+    CHECK(c >= 0, "encrypted connect");
+    int s = udt_accept(l, NULL, NULL);
+    CHECK(s >= 0, "accept an encrypted connection");
+    len = sizeof v;
+    v = 0;
+    CHECK(udt_getsockopt(c, 0, UDT_ENCRYPTED, &v, &len) == 0 && v == 1, "client is encrypted");
+    len = sizeof v;
+    v = 0;
+    CHECK(udt_getsockopt(s, 0, UDT_ENCRYPTED, &v, &len) == 0 && v == 1, "accepted socket is encrypted");
+    v = 2;
+    FAILS_WITH(udt_setsockopt(c, 0, UDT_ENCRYPTION, &v, sizeof v), UDT_ECONNSOCK, "mode after connect");
+    enum { N = 300000 };
+    unsigned char *out = malloc(N), *in = malloc(N);
+    for (int i = 0; i < N; i++) out[i] = pattern_byte(i);
+    int sent = 0;
+    while (sent < N) {
+        int n = udt_send(c, (const char *)out + sent, N - sent, 0);
+        if (n <= 0) break;
+        sent += n;
+    }
+    int got = 0;
+    while (got < N) {
+        int n = udt_recv(s, (char *)in + got, N - got, 0);
+        if (n <= 0) break;
+        got += n;
+    }
+    CHECK(sent == N && got == N && memcmp(in, out, N) == 0, "encrypted stream byte-exact (%d of %d)", got, N);
+    free(out);
+    free(in);
+    udt_close(c);
+    udt_close(s);
+
+    /* Another secret: refused as a failed security check; no secret: rejected. */
+    FAILS_WITH(connect_with("other", 2, port), UDT_ESECFAIL, "a wrong secret");
+    FAILS_WITH(connect_with(NULL, 0, port), UDT_ECONNREJ, "a clear client and a required listener");
+    udt_close(l);
+
+    /* A clear listener (as UDT4 4.11): required refuses, preferred connects in clear. */
+    l = listener(SOCK_STREAM, &port);
+    FAILS_WITH(connect_with("k", 2, port), UDT_ECONNREJ, "required and a clear listener");
+    c = connect_with("k", 1, port);
+    CHECK(c >= 0, "preferred connects to a clear listener");
+    len = sizeof v;
+    v = 1;
+    CHECK(udt_getsockopt(c, 0, UDT_ENCRYPTED, &v, &len) == 0 && v == 0, "... in clear");
+    udt_close(c);
+    udt_close(l);
+}
+
 int main(void) {
     CHECK(udt_startup() == 0, "startup");
     CHECK(udt_startup() == 0, "startup twice");
@@ -705,6 +805,7 @@ int main(void) {
     test_socket_args();
     test_bind2();
     test_options();
+    test_encryption();
     test_stream();
     test_messages();
     test_files();

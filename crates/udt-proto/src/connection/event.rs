@@ -24,6 +24,15 @@ pub enum ConnectError {
     SecurityCheck,
     /// The application closed the socket while connecting — UDT4 1000.
     Closed,
+    /// The listener requires encryption and we have no secret (or encryption is off) — UDT4
+    /// 1002 `ECONNREJ`.
+    EncryptionRequired,
+    /// We require encryption and the peer does not offer it (UDT4 4.11, an older udt, or a
+    /// listener without a secret) — UDT4 1002 `ECONNREJ`. Nothing was sent in clear.
+    EncryptionUnavailable,
+    /// The secrets differ: the listener refused our proof of the secret, or its own proof
+    /// did not verify — UDT4 1004 `ESECFAIL`.
+    AuthenticationFailed,
 }
 
 impl ConnectError {
@@ -34,6 +43,8 @@ impl ConnectError {
             ConnectError::Rejected => 1002,
             ConnectError::SecurityCheck => 1004,
             ConnectError::Closed => 1000,
+            ConnectError::EncryptionRequired | ConnectError::EncryptionUnavailable => 1002,
+            ConnectError::AuthenticationFailed => 1004,
         }
     }
 }
@@ -45,6 +56,15 @@ impl core::fmt::Display for ConnectError {
             ConnectError::Rejected => "connection rejected by the peer",
             ConnectError::SecurityCheck => "connection aborted: the peer failed the ISN check",
             ConnectError::Closed => "socket closed while connecting",
+            ConnectError::EncryptionRequired => {
+                "connection rejected: the peer requires encryption (set the same secret)"
+            }
+            ConnectError::EncryptionUnavailable => {
+                "connection refused: encryption is required and the peer does not offer it"
+            }
+            ConnectError::AuthenticationFailed => {
+                "connection rejected: encryption secrets differ (authentication failed)"
+            }
         })
     }
 }

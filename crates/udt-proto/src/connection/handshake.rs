@@ -7,6 +7,8 @@ use super::{Connection, Event, Outgoing, State};
 use crate::buffer::{RecvBuffer, SendBuffer};
 use crate::config::{payload_size, ConnectionConfig, MAX_WINDOW_PKTS, MIN_MSS};
 use crate::connection::ConnectError;
+use crate::crypto::ext::{Offer, RejectReason};
+use crate::crypto::{client_finish, client_hello, server_accept, ClientHello, FinishError};
 use crate::seq::SeqNo;
 use crate::time::{Instant, SYN_US};
 use crate::wire::{
@@ -29,6 +31,20 @@ pub(super) struct Connecting {
     /// The last complete handshake from a rendezvous peer, used if the connection completes on
     /// a data packet or keep-alive.
     peer: Option<Handshake>,
+    /// Random bytes for our ephemeral X25519 key, should the listener offer encryption.
+    key_seed: KeySeed,
+    /// Our encryption hello, once the listener offered encryption: appended to every
+    /// (repeated) second-phase request.
+    hello: Option<ClientHello>,
+}
+
+/// Secret random bytes; `Debug` does not show them.
+pub(crate) struct KeySeed(pub(crate) [u8; 32]);
+
+impl core::fmt::Debug for KeySeed {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("KeySeed(..)")
+    }
 }
 
 impl Connecting {
@@ -36,17 +52,27 @@ impl Connecting {
         self.deadline
             .min(self.last_sent.plus_micros(REQUEST_INTERVAL_US))
     }
+
+    /// Our current request as a packet to queue (with the hello appended once there is one).
+    fn outgoing(&self) -> Outgoing {
+        match &self.hello {
+            Some(h) => Outgoing::HandshakeTail(self.request, self.request_dst, Box::new(h.tail)),
+            None => Outgoing::Handshake(self.request, self.request_dst),
+        }
+    }
 }
 
 impl Connection {
     /// A connection that starts connecting to `peer_addr` at `now` (client/server or
     /// rendezvous, as the configuration says). The first request is queued at once.
+    /// `key_seed`: fresh random bytes for an ephemeral key, used if encryption is negotiated.
     pub(crate) fn connect(
         now: Instant,
         config: ConnectionConfig,
         local_id: SocketId,
         peer_addr: SocketAddr,
         isn: SeqNo,
+        key_seed: [u8; 32],
     ) -> Connection {
         let rendezvous = config.rendezvous;
         let request = Handshake {
@@ -71,6 +97,8 @@ impl Connection {
             deadline: now + config.connect_timeout,
             rendezvous,
             peer: None,
+            key_seed: KeySeed(key_seed),
+            hello: None,
         };
         let mut conn = Connection::blank(
             now,
@@ -85,14 +113,17 @@ impl Connection {
 
     /// A server-side connection created by a listener from a valid second-phase request
     /// `req` that arrived from `peer_addr`. It is established at once and its positive response
-    /// is queued.
+    /// is queued. `hello`: the encryption hello appended to the request and fresh random bytes
+    /// for our ephemeral key, when the listener has a secret and the request carried one; an
+    /// invalid hello is an error with the reason to put in the rejection.
     pub(crate) fn accept(
         now: Instant,
         config: ConnectionConfig,
         local_id: SocketId,
         peer_addr: SocketAddr,
         req: &Handshake,
-    ) -> Connection {
+        hello: Option<(&[u8], [u8; 32])>,
+    ) -> Result<Connection, RejectReason> {
         let mss = req.mss.clamp(MIN_MSS, config.mss);
         let response = Handshake {
             version: req.version,
@@ -106,12 +137,22 @@ impl Connection {
             // The client's address as we see it, so a client behind NAT learns its public IP.
             peer_addr: PeerAddr::from_ip(peer_addr.ip()),
         };
+        let accepted = match (&config.encryption, hello) {
+            (Some(enc), Some((bytes, seed))) => {
+                Some(server_accept(enc, req, bytes, &response, seed)?)
+            }
+            _ => None,
+        };
         let mut conn = Connection::blank(now, config, local_id, peer_addr, State::Connected);
+        if let Some(a) = accepted {
+            conn.crypto = Some(Box::new(a.session));
+            conn.response_tail = Some(Box::new(a.tail));
+        }
         // The server adopts the client's ISN for both directions (spec §5.6).
         conn.establish(now, req, req.isn, req.isn, mss);
         conn.response = Some(response);
-        conn.queue(Outgoing::Handshake(response, req.socket_id));
-        conn
+        conn.resend_response();
+        Ok(conn)
     }
 
     /// True if this server-side connection was created by the request `req` (same requester
@@ -125,7 +166,11 @@ impl Connection {
     /// value as the first time.
     pub(crate) fn resend_response(&mut self) {
         if let Some(r) = self.response {
-            self.queue(Outgoing::Handshake(r, self.peer_id));
+            let o = match &self.response_tail {
+                Some(t) => Outgoing::HandshakeTail(r, self.peer_id, t.clone()),
+                None => Outgoing::Handshake(r, self.peer_id),
+            };
+            self.queue(o);
         }
     }
 
@@ -149,12 +194,13 @@ impl Connection {
         }
         if now.micros_since(c.last_sent) >= REQUEST_INTERVAL_US {
             c.last_sent = now;
-            let (req, dst) = (c.request, c.request_dst);
-            self.queue(Outgoing::Handshake(req, dst));
+            let o = c.outgoing();
+            self.queue(o);
         }
     }
 
-    pub(super) fn handle_connecting(&mut self, now: Instant, packet: &Packet<'_>) {
+    /// A packet while connecting; `tail`: the bytes after a handshake's 48.
+    pub(super) fn handle_connecting(&mut self, now: Instant, packet: &Packet<'_>, tail: &[u8]) {
         let State::Connecting(c) = &mut self.state else {
             return;
         };
@@ -176,7 +222,13 @@ impl Connection {
             Packet::Data(_) => return,
         };
         if hs.request == RequestType::REJECT {
-            self.fail_connect(ConnectError::Rejected);
+            // Our listener says why in the peer-address field (docs/encryption.md §2).
+            let err = match RejectReason::decode(&hs.peer_addr) {
+                Some(RejectReason::EncryptionRequired) => ConnectError::EncryptionRequired,
+                Some(RejectReason::AuthenticationFailed) => ConnectError::AuthenticationFailed,
+                Some(RejectReason::Unsupported) | None => ConnectError::Rejected,
+            };
+            self.fail_connect(err);
             return;
         }
         if c.rendezvous {
@@ -202,8 +254,20 @@ impl Connection {
             c.request.cookie = hs.cookie;
             c.request.request = RequestType::RESPONSE;
             c.last_sent = now;
-            let req = c.request;
-            self.queue(Outgoing::Handshake(req, SocketId::REQUEST));
+            // Our listener offers encryption in the reply's peer-address field; UDT4 4.11
+            // and listeners without a secret put an address there.
+            let offer = Offer::decode(&hs.peer_addr);
+            c.hello = match (&self.config.encryption, offer) {
+                (Some(enc), Some(_)) => Some(client_hello(enc, &c.request, c.key_seed.0)),
+                (Some(enc), None) if enc.is_required() => {
+                    // Give up before anything is sent in clear.
+                    self.fail_connect(ConnectError::EncryptionUnavailable);
+                    return;
+                }
+                _ => None,
+            };
+            let o = c.outgoing();
+            self.queue(o);
             return;
         }
         if hs.isn != c.request.isn {
@@ -213,6 +277,20 @@ impl Connection {
         if !hs.socket_id.is_valid() {
             return;
         }
+        if let (Some(enc), Some(hello)) = (&self.config.encryption, &c.hello) {
+            match client_finish(enc, hello, &hs, tail) {
+                Ok(s) => self.crypto = Some(Box::new(s)),
+                Err(FinishError::Missing) => {
+                    return self.fail_connect(ConnectError::EncryptionUnavailable)
+                }
+                Err(FinishError::BadMac) => {
+                    return self.fail_connect(ConnectError::AuthenticationFailed)
+                }
+            }
+        }
+        let State::Connecting(c) = &self.state else {
+            return;
+        };
         let mss = hs.mss.clamp(MIN_MSS, self.config.mss);
         let isn = c.request.isn;
         self.establish(now, &hs, isn, isn, mss);
@@ -253,7 +331,9 @@ impl Connection {
     ) {
         self.isn = send_isn;
         self.mss = mss;
-        self.payload_size = payload_size(mss);
+        // An encrypted connection's tag takes its bytes from the payload, so that sealed
+        // packets still fit the MSS.
+        self.payload_size = payload_size(mss) - self.crypto_overhead();
         self.peer_id = peer.socket_id;
         self.flow_window = peer.flow_window.clamp(2, MAX_WINDOW_PKTS);
         self.sndbuf = SendBuffer::new(

@@ -13,6 +13,7 @@
 //! normally live inside an
 //! [`Endpoint`](crate::endpoint::Endpoint), which demultiplexes datagrams to them.
 
+mod crypt;
 mod event;
 mod handshake;
 mod nak_timer;
@@ -24,6 +25,7 @@ mod timers;
 use core::net::{IpAddr, SocketAddr};
 use std::collections::VecDeque;
 
+pub(crate) use crypt::Opened;
 pub use event::{CloseReason, ConnectError, ConnectionState, Event};
 
 use crate::buffer::{MsgRead, RecvBuffer, SendBuffer, SendBufferError};
@@ -67,6 +69,8 @@ const SHUTDOWN_GRACE: core::time::Duration = core::time::Duration::from_millis(2
 enum Outgoing {
     /// A handshake, with its destination socket ID (0 for requests).
     Handshake(Handshake, SocketId),
+    /// A handshake with an encryption extension appended (hello or accept).
+    HandshakeTail(Handshake, SocketId, Box<[u8; crate::crypto::ext::TAIL_LEN]>),
     KeepAlive,
     Ack(Ack),
     LightAck(SeqNo),
@@ -112,6 +116,8 @@ pub struct Connection {
     addr_seen_by_peer: Option<IpAddr>,
     /// The handshake we answered with (server side), re-sent to repeated requests.
     response: Option<Handshake>,
+    /// The encryption extension appended to `response`, if the connection is encrypted.
+    response_tail: Option<Box<[u8; crate::crypto::ext::TAIL_LEN]>>,
 
     // Sender (spec §10).
     sndbuf: SendBuffer,
@@ -202,6 +208,8 @@ pub struct Connection {
     pub(crate) paced_counted: bool,
     /// When the buffers last freed their unused spare payload buffers.
     spares_trimmed_at: Instant,
+    /// Keys of an encrypted connection, once established (`crypt.rs`).
+    crypto: Option<Box<crate::crypto::Session>>,
 }
 
 impl core::fmt::Debug for Connection {
@@ -236,6 +244,7 @@ impl Connection {
             payload_size: payload_size(mss),
             addr_seen_by_peer: None,
             response: None,
+            response_tail: None,
             sndbuf: SendBuffer::new(1, payload_size(mss), SeqNo::default()),
             snd_loss: SenderLossList::new(),
             snd_last_ack: SeqNo::default(),
@@ -284,6 +293,7 @@ impl Connection {
             scheduled: None,
             paced_counted: false,
             spares_trimmed_at: now,
+            crypto: None,
             config,
         }
     }
@@ -737,6 +747,13 @@ impl Connection {
         let mut nak = [0u8; 8];
         let (dst, control) = match o {
             Outgoing::Handshake(h, dst) => (*dst, Control::Handshake(*h)),
+            Outgoing::HandshakeTail(h, dst, tail) => {
+                let n = ControlPacket::new(*dst, Control::Handshake(*h))
+                    .emit(buf)
+                    .ok()?;
+                buf.get_mut(n..n + tail.len())?.copy_from_slice(&tail[..]);
+                return Some(n + tail.len());
+            }
             Outgoing::KeepAlive => (self.peer_id, Control::KeepAlive),
             Outgoing::Ack(a) => (self.peer_id, Control::Ack(*a)),
             Outgoing::LightAck(s) => (self.peer_id, Control::LightAck(*s)),
@@ -771,9 +788,13 @@ impl Connection {
     pub fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<usize> {
         loop {
             if let Some(o) = self.out.pop_front() {
-                match self.emit_control(&o, buf) {
+                match self
+                    .emit_control(&o, buf)
+                    .and_then(|n| self.seal_control(&o, buf, n))
+                {
                     Some(n) => return Some(n),
-                    // A custom message larger than the buffer: dropped and counted.
+                    // A custom message larger than the buffer (or too large to seal): dropped
+                    // and counted.
                     None => {
                         self.stats.count(|c| c.pkt_invalid += 1);
                         continue;
@@ -879,8 +900,19 @@ impl Connection {
 
     /// Processes one packet from the peer (the endpoint has checked its source address).
     pub fn handle_packet(&mut self, now: Instant, packet: &Packet<'_>) {
+        self.handle_packet_with_tail(now, packet, &[]);
+    }
+
+    /// [`handle_packet`](Self::handle_packet) with the bytes that followed a handshake's 48
+    /// (an encryption extension, `docs/encryption.md`); empty for other packets.
+    pub(crate) fn handle_packet_with_tail(
+        &mut self,
+        now: Instant,
+        packet: &Packet<'_>,
+        tail: &[u8],
+    ) {
         match self.state {
-            State::Connecting(_) => self.handle_connecting(now, packet),
+            State::Connecting(_) => self.handle_connecting(now, packet, tail),
             State::Connected | State::Closing { .. } => self.handle_established(now, packet),
             State::Broken(_) | State::Closed => {}
         }

@@ -121,8 +121,14 @@ impl Connection {
         if self.nak_deadline().is_none_or(|t| now < t) {
             return;
         }
-        // The body must fit the peer's receive buffer for control packets (payload size).
-        let max_bytes = (self.payload_size / 4 * 4).max(8);
+        // The body must fit the peer's receive buffer for control packets (payload size), and
+        // a sealed NAK the MSS (its counter and tag take 8 bytes more than a data tag).
+        let extra = if self.is_encrypted() {
+            crate::crypto::CONTROL_OVERHEAD - crate::crypto::DATA_OVERHEAD
+        } else {
+            0
+        };
+        let max_bytes = (self.payload_size.saturating_sub(extra) / 4 * 4).max(8);
         let mut words = vec![0u8; max_bytes];
         let mut len = 0;
         let rto = self.nak_rto_us();

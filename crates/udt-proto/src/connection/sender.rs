@@ -159,7 +159,7 @@ impl Connection {
     /// Produces the next data packet (spec §10.3): retransmissions first, then new data within
     /// the windows.
     pub(super) fn send_data(&mut self, now: Instant, buf: &mut [u8]) -> DataOutcome {
-        if buf.len() < HEADER_LEN + self.payload_size {
+        if buf.len() < HEADER_LEN + self.payload_size + self.crypto_overhead() {
             return DataOutcome::Nothing;
         }
         while let Some(seq) = self.snd_loss.pop_first() {
@@ -173,6 +173,9 @@ impl Connection {
                 return DataOutcome::Queued;
             }
             if let Some((len, info)) = self.write_data(now, seq, buf) {
+                let Some(len) = self.seal_data(buf, len) else {
+                    continue;
+                };
                 self.retx_watch.retransmitted(seq, now);
                 self.after_data_sent(now, len, info, true);
                 return DataOutcome::Sent(len);
@@ -189,7 +192,10 @@ impl Connection {
         let Some((seq, _)) = self.sndbuf.send_next() else {
             return DataOutcome::Nothing;
         };
-        match self.write_data(now, seq, buf) {
+        match self
+            .write_data(now, seq, buf)
+            .and_then(|(len, info)| Some((self.seal_data(buf, len)?, info)))
+        {
             Some((len, info)) => {
                 self.sent_history.on_ack(now, 1);
                 self.after_data_sent(now, len, info, false);

@@ -18,12 +18,14 @@ use core::net::SocketAddr;
 use core::ops::{Deref, DerefMut};
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 
-use rand_chacha::ChaCha8Rng;
+use rand_chacha::{ChaCha20Rng, ChaCha8Rng};
 use rand_core::{Rng, SeedableRng};
 use thiserror::Error;
 
 use crate::config::{ConnectionConfig, SocketKind, MIN_MSS};
-use crate::connection::{Connection, Event};
+use crate::connection::{Connection, Event, Opened};
+use crate::crypto::ext::{Offer, RejectReason};
+use crate::crypto::EncryptionMode;
 use crate::seq::SeqNo;
 use crate::time::Instant;
 use crate::wire::{
@@ -179,6 +181,10 @@ pub struct EndpointConfig {
     pub seed: u64,
     /// Most connections the endpoint holds; further requests are rejected.
     pub max_connections: usize,
+    /// Extra seed bytes for the generator of ephemeral X25519 keys of encrypted connections
+    /// (mixed with `seed`). The runtime fills them from the operating system so that those
+    /// keys are unpredictable; the simulator may leave them zero.
+    pub entropy: [u8; 32],
 }
 
 impl Default for EndpointConfig {
@@ -186,6 +192,7 @@ impl Default for EndpointConfig {
         EndpointConfig {
             seed: 0,
             max_connections: 1 << 16,
+            entropy: [0; 32],
         }
     }
 }
@@ -268,6 +275,11 @@ pub struct Endpoint {
     events: VecDeque<(SocketId, Event)>,
     stats: EndpointStats,
     due: Vec<(SocketId, u32)>,
+    /// Generator of ephemeral key material (apart from `rng`, so that drawing keys does not
+    /// change the IDs and sequence numbers a seed gives).
+    key_rng: ChaCha20Rng,
+    /// Where an encrypted connection's datagram is opened (reused).
+    scratch: Vec<u8>,
 }
 
 impl core::fmt::Debug for Endpoint {
@@ -284,7 +296,13 @@ impl Endpoint {
     pub fn new(config: EndpointConfig) -> Self {
         let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
         let next_id = 1 + rng.next_u32() % MAX_SOCKET_ID;
+        let mut key_seed = config.entropy;
+        for (b, s) in key_seed.iter_mut().zip(config.seed.to_le_bytes()) {
+            *b ^= s;
+        }
         Endpoint {
+            key_rng: ChaCha20Rng::from_seed(key_seed),
+            scratch: Vec::new(),
             conns: Table::new(config.seed),
             config,
             rng,
@@ -335,6 +353,13 @@ impl Endpoint {
 
     fn random_isn(&mut self) -> SeqNo {
         SeqNo::from_masked(self.rng.next_u32())
+    }
+
+    /// 32 fresh bytes for an ephemeral X25519 key.
+    fn key_seed(&mut self) -> [u8; 32] {
+        let mut k = [0u8; 32];
+        self.key_rng.fill_bytes(&mut k);
+        k
     }
 
     // ---------------------------------------------------------------------------------------
@@ -419,7 +444,8 @@ impl Endpoint {
         }
         let id = self.allocate_id();
         let isn = self.random_isn();
-        let conn = Connection::connect(now, config, id, remote, isn);
+        let key_seed = self.key_seed();
+        let conn = Connection::connect(now, config, id, remote, isn, key_seed);
         let slot = self.conns.insert(conn);
         self.connecting.entry(remote).or_default().push(id);
         self.after_op(id, slot);
@@ -523,14 +549,23 @@ impl Endpoint {
             }
         };
         let dst = packet.destination();
+        let tail = handshake_tail(&packet, datagram);
         if dst == SocketId::REQUEST {
-            self.handle_request(now, from, &packet);
+            self.handle_request(now, from, &packet, tail);
             return;
         }
         let slot = self.conns.slot(dst);
         match slot.and_then(|slot| self.conns.at_mut(slot, dst)) {
             Some(conn) if conn.accepts_from(from) => {
-                conn.handle_packet(now, &packet);
+                // An encrypted connection's packets are opened before they are parsed.
+                match conn.open_datagram(datagram, &mut self.scratch) {
+                    Opened::Clear => conn.handle_packet_with_tail(now, &packet, tail),
+                    Opened::Plain(n) => match Packet::parse(&self.scratch[..n]) {
+                        Ok(p) => conn.handle_packet(now, &p),
+                        Err(_) => self.stats.malformed += 1,
+                    },
+                    Opened::Dropped => return,
+                }
                 self.after_op(dst, slot.expect("found by slot"));
             }
             _ => self.stats.unroutable += 1,
@@ -538,10 +573,10 @@ impl Endpoint {
     }
 
     /// A datagram addressed to socket ID 0: the listener's, or a connecting socket's.
-    fn handle_request(&mut self, now: Instant, from: SocketAddr, packet: &Packet<'_>) {
+    fn handle_request(&mut self, now: Instant, from: SocketAddr, packet: &Packet<'_>, tail: &[u8]) {
         if self.listener.is_some() {
             if let Packet::Control(c) = packet {
-                self.listener_handshake(now, from, c);
+                self.listener_handshake(now, from, c, tail);
             } else {
                 self.stats.handshakes_refused += 1;
             }
@@ -555,7 +590,7 @@ impl Endpoint {
             return;
         };
         if let Some(conn) = self.conns.at_mut(slot, id) {
-            conn.handle_packet(now, packet);
+            conn.handle_packet_with_tail(now, packet, tail);
             self.after_op(id, slot);
         }
     }
@@ -568,24 +603,44 @@ impl Endpoint {
         }
     }
 
-    /// The listener's handling of a handshake (spec §5.2).
-    fn listener_handshake(&mut self, now: Instant, from: SocketAddr, c: &ControlPacket<'_>) {
+    /// The listener's handling of a handshake (spec §5.2); `tail`: the bytes after the 48 of
+    /// the body (an encryption hello, `docs/encryption.md`).
+    fn listener_handshake(
+        &mut self,
+        now: Instant,
+        from: SocketAddr,
+        c: &ControlPacket<'_>,
+        tail: &[u8],
+    ) {
         let Some(listener) = self.listener.as_ref() else {
             return;
         };
-        // 4.11 listeners ignore handshakes whose body is not exactly 48 bytes.
+        // 4.11 listeners ignore handshakes whose body is not exactly 48 bytes; ours also take
+        // a second-phase request with an encryption hello appended when it has a secret.
         let Control::Handshake(hs) = c.control else {
             self.stats.handshakes_refused += 1;
             return;
         };
-        if c.body_len != HANDSHAKE_LEN {
+        let encryption = listener.config.encryption.as_ref();
+        let tail_ok =
+            tail.is_empty() || (encryption.is_some() && hs.request != RequestType::REQUEST);
+        if c.body_len != HANDSHAKE_LEN + tail.len() || !tail_ok {
             self.stats.handshakes_refused += 1;
             return;
         }
         if hs.request == RequestType::REQUEST {
-            // First phase: echo the request with a cookie; keep no state.
+            // First phase: echo the request with a cookie; keep no state. A listener with a
+            // secret offers encryption in the echo's peer-address field, which clients
+            // ignore in this reply, so the reply stays as long as the request.
             let mut echo = hs;
             echo.cookie = listener.cookies.issue(from, now);
+            if let Some(e) = encryption {
+                echo.peer_addr = Offer {
+                    cipher: e.cipher,
+                    required: e.mode == EncryptionMode::Required,
+                }
+                .encode();
+            }
             self.reply(from, hs.socket_id, echo);
             return;
         }
@@ -627,14 +682,38 @@ impl Endpoint {
         }
         let mut config = listener.config.clone();
         config.kind = kind;
+        let hello = match &config.encryption {
+            Some(_) if !tail.is_empty() => Some((tail, self.key_seed())),
+            Some(e) if e.mode == EncryptionMode::Required => {
+                self.refuse(from, &hs, RejectReason::EncryptionRequired);
+                return;
+            }
+            _ => None,
+        };
         let id = self.allocate_id();
-        let conn = Connection::accept(now, config, id, from, &hs);
+        let conn = match Connection::accept(now, config, id, from, &hs, hello) {
+            Ok(conn) => conn,
+            Err(reason) => {
+                self.refuse(from, &hs, reason);
+                return;
+            }
+        };
         let slot = self.conns.insert(conn);
         self.accepted_from.insert((from, hs.socket_id), id);
         if let Some(l) = self.listener.as_mut() {
             l.queue.push_back(id);
         }
         self.after_op(id, slot);
+    }
+
+    /// Rejects the second-phase request `hs` for an encryption `reason`, said in the
+    /// rejection's peer-address field (which 4.11 clients do not read).
+    fn refuse(&mut self, to: SocketAddr, hs: &Handshake, reason: RejectReason) {
+        self.stats.handshakes_refused += 1;
+        let mut reject = *hs;
+        reject.request = RequestType::REJECT;
+        reject.peer_addr = reason.encode();
+        self.reply(to, hs.socket_id, reject);
     }
 
     /// Pops the connections whose deadline is at or before `now` into `self.due`.
@@ -756,6 +835,16 @@ impl Endpoint {
                 }
             }
         }
+    }
+}
+
+/// The bytes of `datagram` after a handshake's 48-byte body (empty for other packets).
+fn handshake_tail<'a>(packet: &Packet<'_>, datagram: &'a [u8]) -> &'a [u8] {
+    match packet {
+        Packet::Control(c) if matches!(c.control, Control::Handshake(_)) => datagram
+            .get(crate::wire::HEADER_LEN + HANDSHAKE_LEN..)
+            .unwrap_or(&[]),
+        _ => &[],
     }
 }
 
