@@ -79,6 +79,11 @@ pub struct ConnectionConfig {
     /// report repairs them in about one RTT. A 4.11 sender accepts repeated reports. `false`
     /// reproduces 4.11 exactly.
     pub periodic_nak: bool,
+    /// Declare the peer dead once nothing at all has been heard from it for this long (a
+    /// killed peer, a cut path). `None` (the default) keeps 4.11's rule only: more than 16
+    /// silent EXP expiries and 5 s, which on a short path is about 46 s. The 4.11 rule still
+    /// applies when it fires first.
+    pub peer_idle_timeout: Option<Duration>,
 }
 
 impl Default for ConnectionConfig {
@@ -95,6 +100,7 @@ impl Default for ConnectionConfig {
             connect_timeout: Duration::from_secs(3),
             rendezvous: false,
             periodic_nak: true,
+            peer_idle_timeout: None,
         }
     }
 }
@@ -113,6 +119,7 @@ impl core::fmt::Debug for ConnectionConfig {
             .field("connect_timeout", &self.connect_timeout)
             .field("rendezvous", &self.rendezvous)
             .field("periodic_nak", &self.periodic_nak)
+            .field("peer_idle_timeout", &self.peer_idle_timeout)
             .finish()
     }
 }
@@ -134,6 +141,9 @@ impl ConnectionConfig {
         }
         if self.max_bandwidth == Some(0) {
             return Err("maximum bandwidth must be positive");
+        }
+        if self.peer_idle_timeout.is_some_and(|t| t.is_zero()) {
+            return Err("peer idle timeout must be positive");
         }
         Ok(())
     }
