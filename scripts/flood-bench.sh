@@ -6,6 +6,8 @@
 #   RATE     spoofed handshakes per second, 0 = as fast as the kernel takes them (default 100000)
 #   SOCKETS  flooding sockets (ports); each sends from 65 536 addresses 127.1.x.y (default 2)
 #   CLIENT_THREADS  threads making legitimate connections back to back (default 2)
+# Environment: PIN=1 runs the listener on CPU 1 and the flooder and clients on CPU 0 (taskset),
+# as if they were different hosts; by default the scheduler places them.
 #
 # Phase 1: legitimate clients alone. Phase 2: the same clients during the flood. Prints one
 # line per phase (connections per second, success ratio, latencies) and the listener's figures:
@@ -20,17 +22,19 @@ bin=target/release/examples/flood
 [ -x "$bin" ] && [ -z "${REBUILD:-}" ] || cargo build --release -q -p udt --example flood
 tmp=$(mktemp -d); trap 'kill $lpid 2>/dev/null || true; rm -rf "$tmp"' EXIT
 port=$((22000 + RANDOM % 4000))
-"$bin" listen --port "$port" --secs $((2 * secs + 8)) >"$tmp/listen" &
+lcpu=(); ocpu=()
+if [ -n "${PIN:-}" ]; then lcpu=(taskset -c 1); ocpu=(taskset -c 0); fi
+"${lcpu[@]}" "$bin" listen --port "$port" --secs $((2 * secs + 8)) >"$tmp/listen" &
 lpid=$!
 sleep 1
-"$bin" connect --to 127.0.0.1:$port --secs "$secs" --threads "$threads" >"$tmp/calm" 2>"$tmp/calm.err"
+"${ocpu[@]}" "$bin" connect --to 127.0.0.1:$port --secs "$secs" --threads "$threads" >"$tmp/calm" 2>"$tmp/calm.err"
 sleep 1
 before=$(tail -1 "$tmp/listen")
-"$bin" attack --to 127.0.0.1:$port --rate "$rate" --sockets "$sockets" --secs $((secs + 2)) \
+"${ocpu[@]}" "$bin" attack --to 127.0.0.1:$port --rate "$rate" --sockets "$sockets" --secs $((secs + 2)) \
   >"$tmp/attack" 2>"$tmp/attack.err" &
 apid=$!
 sleep 1
-"$bin" connect --to 127.0.0.1:$port --secs "$secs" --threads "$threads" >"$tmp/flood" 2>"$tmp/flood.err"
+"${ocpu[@]}" "$bin" connect --to 127.0.0.1:$port --secs "$secs" --threads "$threads" >"$tmp/flood" 2>"$tmp/flood.err"
 during=$(tail -1 "$tmp/listen")
 wait $apid
 field() { python3 -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$1" "$2"; }

@@ -47,6 +47,9 @@ pub struct Counters {
     /// Handshakes reaching an established connection that do not match it (another peer
     /// socket ID, or another ISN than the connection's): ignored, never answered.
     pub pkt_forged_handshake: u64,
+    /// NAKs naming only packets already acknowledged (reordered behind the ACK, or replayed):
+    /// ignored, and not a loss signal to congestion control (not in `pkt_invalid`).
+    pub pkt_stale_nak: u64,
     /// Messages the sender dropped because their TTL expired.
     pub msg_snd_dropped: u64,
     /// Packets of messages the receiver discarded because they could not be completed.

@@ -10,11 +10,14 @@
 //! to send to its own peer, and a retransmission in answer to a NAK names only packets sent
 //! and unacknowledged (bounded by the flight window; see `forged.rs` for NAKs that name more).
 
+mod common;
+
 use std::net::SocketAddr;
 
+use common::{ctrl_raw, data_raw, handshake_bytes, words};
+
 use udt_proto::wire::{
-    Control, ControlPacket, Handshake, Packet, PeerAddr, RequestType, SocketType, HANDSHAKE_LEN,
-    UDT_VERSION,
+    Control, ControlPacket, Handshake, Packet, PeerAddr, RequestType, SocketType, UDT_VERSION,
 };
 use udt_proto::{ConnectionConfig, Endpoint, EndpointConfig, Instant, SeqNo, SocketId};
 
@@ -23,41 +26,17 @@ const PEER: &str = "10.9.0.1:4000";
 const STRANGER: &str = "10.66.0.7:4000";
 const MY_ID: SocketId = SocketId(0x0123_4567);
 
+fn ctrl(ty: u16, info: u32, dst: SocketId, body: &[u32]) -> Vec<u8> {
+    ctrl_raw(ty, 0, info, dst, &words(body))
+}
+
+/// A solo, in-order message (both boundary bits, number 1) of `payload` bytes.
+fn data(seq: SeqNo, dst: SocketId, payload: usize) -> Vec<u8> {
+    data_raw(seq.get(), 0xE000_0001, dst, &vec![0x5A; payload])
+}
+
 fn addr(s: &str) -> SocketAddr {
     s.parse().unwrap()
-}
-
-fn header(word0: u32, word1: u32, dst: SocketId) -> Vec<u8> {
-    let mut v = Vec::with_capacity(64);
-    v.extend_from_slice(&word0.to_be_bytes());
-    v.extend_from_slice(&word1.to_be_bytes());
-    v.extend_from_slice(&0u32.to_be_bytes());
-    v.extend_from_slice(&dst.0.to_be_bytes());
-    v
-}
-
-fn ctrl(ty: u16, info: u32, dst: SocketId, body: &[u32]) -> Vec<u8> {
-    let mut v = header(0x8000_0000 | (u32::from(ty) << 16), info, dst);
-    for w in body {
-        v.extend_from_slice(&w.to_be_bytes());
-    }
-    v
-}
-
-fn data(seq: SeqNo, dst: SocketId, payload: usize) -> Vec<u8> {
-    // Message word: a solo message (both boundary bits), in order, number 1.
-    let mut v = header(seq.get(), 0xE000_0001, dst);
-    v.resize(16 + payload, 0x5A);
-    v
-}
-
-fn handshake(dst: SocketId, hs: Handshake) -> Vec<u8> {
-    let mut buf = vec![0u8; 16 + HANDSHAKE_LEN];
-    let n = ControlPacket::new(dst, Control::Handshake(hs))
-        .emit(&mut buf)
-        .unwrap();
-    buf.truncate(n);
-    buf
 }
 
 fn hs(request: RequestType, socket_id: SocketId, isn: SeqNo, cookie: u32) -> Handshake {
@@ -85,10 +64,13 @@ fn every_kind(dst: SocketId, seq: SeqNo, sent: SeqNo, peer_id: SocketId) -> Vec<
         RequestType::RENDEZVOUS_CONNECTED,
         RequestType::REJECT,
     ] {
-        v.push(handshake(dst, hs(req, peer_id, seq, 0)));
-        v.push(handshake(dst, hs(req, SocketId(peer_id.0 ^ 7), seq, 1)));
+        v.push(handshake_bytes(dst, hs(req, peer_id, seq, 0)));
+        v.push(handshake_bytes(
+            dst,
+            hs(req, SocketId(peer_id.0 ^ 7), seq, 1),
+        ));
         // Longer than 48 bytes: a 4.11 listener ignores these.
-        let mut long = handshake(dst, hs(req, peer_id, seq, 0));
+        let mut long = handshake_bytes(dst, hs(req, peer_id, seq, 0));
         long.extend_from_slice(&[0; 40]);
         v.push(long);
     }
@@ -151,6 +133,39 @@ impl Probe {
         }
     }
 
+    /// The cookie the listener echoes to a first-phase request from `from` (not counted as a
+    /// probe: the echo is drained here).
+    fn cookie(&mut self, from: SocketAddr, id: SocketId, isn: SeqNo) -> u32 {
+        let req = handshake_bytes(SocketId(0), hs(RequestType::REQUEST, id, isn, 0));
+        self.ep.handle_datagram(self.now, from, &req);
+        let t = self
+            .ep
+            .poll_transmit(self.now, &mut self.buf)
+            .expect("echo");
+        let Ok(Packet::Control(ControlPacket {
+            control: Control::Handshake(echo),
+            ..
+        })) = Packet::parse(&self.buf[..t.len])
+        else {
+            panic!("no echo")
+        };
+        echo.cookie
+    }
+
+    /// A listening probe with a connection accepted from [`PEER`] (client ISN `isn`).
+    fn accepted(seed: u64, isn: SeqNo) -> (Probe, SocketId) {
+        let mut p = Probe::new(seed);
+        let now = p.now;
+        p.ep.listen(now, ConnectionConfig::default(), 4).unwrap();
+        let peer = addr(PEER);
+        let cookie = p.cookie(peer, MY_ID, isn);
+        let second = handshake_bytes(SocketId(0), hs(RequestType::RESPONSE, MY_ID, isn, cookie));
+        p.ep.handle_datagram(now, peer, &second);
+        let conn = p.ep.accept().expect("accepted");
+        p.settle();
+        (p, conn)
+    }
+
     /// Serves every timer due now and drains what it sends; returns the control packets.
     fn settle(&mut self) -> Vec<Vec<u8>> {
         let mut out = Vec::new();
@@ -210,24 +225,11 @@ fn a_listener_never_answers_with_more_than_it_got() {
         let id = SocketId(100 + k);
         p.feed(
             from,
-            &handshake(SocketId(0), hs(RequestType::REQUEST, id, isn, 0)),
+            &handshake_bytes(SocketId(0), hs(RequestType::REQUEST, id, isn, 0)),
             "rq",
         );
-        // The cookie comes back in the echo: read it from a fresh request.
-        p.ep.handle_datagram(
-            p.now,
-            from,
-            &handshake(SocketId(0), hs(RequestType::REQUEST, id, isn, 0)),
-        );
-        let t = p.ep.poll_transmit(p.now, &mut p.buf).unwrap();
-        let Ok(Packet::Control(ControlPacket {
-            control: Control::Handshake(echo),
-            ..
-        })) = Packet::parse(&p.buf[..t.len])
-        else {
-            panic!("no echo")
-        };
-        let second = handshake(SocketId(0), hs(RequestType::RESPONSE, id, isn, echo.cookie));
+        let cookie = p.cookie(from, id, isn);
+        let second = handshake_bytes(SocketId(0), hs(RequestType::RESPONSE, id, isn, cookie));
         p.feed_all(from, &second, "second phase");
     }
     assert!(p.answers > 0);
@@ -240,34 +242,9 @@ fn a_listener_never_answers_with_more_than_it_got() {
 /// A server-side connection with data in flight, fed by its peer and by strangers.
 #[test]
 fn an_established_connection_never_answers_with_more_than_it_got() {
-    let mut p = Probe::new(2);
-    let now = p.now;
-    p.ep.listen(now, ConnectionConfig::default(), 4).unwrap();
-    let peer = addr(PEER);
     let isn = SeqNo::from_masked(0x1234_5678);
-    p.ep.handle_datagram(
-        now,
-        peer,
-        &handshake(SocketId(0), hs(RequestType::REQUEST, MY_ID, isn, 0)),
-    );
-    let t = p.ep.poll_transmit(now, &mut p.buf).unwrap();
-    let Ok(Packet::Control(ControlPacket {
-        control: Control::Handshake(echo),
-        ..
-    })) = Packet::parse(&p.buf[..t.len])
-    else {
-        panic!("no echo")
-    };
-    p.ep.handle_datagram(
-        now,
-        peer,
-        &handshake(
-            SocketId(0),
-            hs(RequestType::RESPONSE, MY_ID, isn, echo.cookie),
-        ),
-    );
-    let conn = p.ep.accept().expect("accepted");
-    p.settle();
+    let (mut p, conn) = Probe::accepted(2, isn);
+    let (now, peer) = (p.now, addr(PEER));
     // Data in flight from the engine (never acknowledged by the scripted peer).
     p.ep.connection_mut(conn)
         .unwrap()
@@ -295,34 +272,9 @@ fn an_established_connection_never_answers_with_more_than_it_got() {
 /// packets of every size.
 #[test]
 fn small_data_packets_are_not_answered_with_more() {
-    let mut p = Probe::new(3);
-    let now = p.now;
-    p.ep.listen(now, ConnectionConfig::default(), 4).unwrap();
-    let peer = addr(PEER);
     let isn = SeqNo::from_masked(5);
-    p.ep.handle_datagram(
-        now,
-        peer,
-        &handshake(SocketId(0), hs(RequestType::REQUEST, MY_ID, isn, 0)),
-    );
-    let t = p.ep.poll_transmit(now, &mut p.buf).unwrap();
-    let Ok(Packet::Control(ControlPacket {
-        control: Control::Handshake(echo),
-        ..
-    })) = Packet::parse(&p.buf[..t.len])
-    else {
-        panic!("no echo")
-    };
-    p.ep.handle_datagram(
-        now,
-        peer,
-        &handshake(
-            SocketId(0),
-            hs(RequestType::RESPONSE, MY_ID, isn, echo.cookie),
-        ),
-    );
-    let conn = p.ep.accept().unwrap();
-    p.settle();
+    let (mut p, conn) = Probe::accepted(3, isn);
+    let peer = addr(PEER);
     let mut seq = isn;
     for i in 0..400u32 {
         let len = 1 + (i as usize % 30);

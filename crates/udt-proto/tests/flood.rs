@@ -6,7 +6,7 @@ mod common;
 
 use std::net::{Ipv6Addr, SocketAddr};
 
-use common::Net;
+use common::{handshake_bytes, Net};
 use udt_proto::wire::{
     Control, ControlPacket, Handshake, Packet, PeerAddr, RequestType, SocketType, HANDSHAKE_LEN,
     UDT_VERSION,
@@ -37,12 +37,7 @@ fn request(i: u32, second: bool) -> Vec<u8> {
         },
         peer_addr: PeerAddr::default(),
     };
-    let mut buf = vec![0u8; 16 + HANDSHAKE_LEN];
-    let n = ControlPacket::new(SocketId(0), Control::Handshake(hs))
-        .emit(&mut buf)
-        .unwrap();
-    buf.truncate(n);
-    buf
+    handshake_bytes(SocketId(0), hs)
 }
 
 fn spoofed(i: u32) -> SocketAddr {

@@ -11,13 +11,13 @@ use std::cell::Cell;
 use std::net::SocketAddr;
 use std::rc::Rc;
 
-use common::{check_pattern, pattern, Net};
+use common::{Net, Stream};
 use udt_proto::stats::Counters;
 use udt_proto::wire::{
     Control, ControlPacket, Handshake, Packet, PeerAddr, RequestType, SocketType, HANDSHAKE_LEN,
     UDT_VERSION,
 };
-use udt_proto::{ConnectionConfig, Error, SeqNo, SeqRange, SocketId};
+use udt_proto::{ConnectionConfig, SeqNo, SeqRange, SocketId};
 
 const CLIENT: &str = "10.0.0.1:5000";
 const SERVER: &str = "10.0.0.2:9000";
@@ -38,6 +38,8 @@ enum Forgery {
     NakOutOfWindow,
     /// A reversed NAK range inside what was sent (to the sender).
     NakReversed,
+    /// A NAK of the first packets, replayed long after they were acknowledged (to the sender).
+    NakReplayed,
     /// A Shutdown with the right socket ID, from another port of the peer's host.
     ShutdownFromWrongPort,
     /// A Shutdown with the right socket ID, from another host.
@@ -81,14 +83,28 @@ fn transfer_under(f: Forgery) -> Outcome {
     // The highest data sequence number the client has sent, read off the wire.
     let last_sent: Rc<Cell<Option<SeqNo>>> = Rc::default();
     let seen = last_sent.clone();
+    // The first sequence number sent, and the highest the server acknowledged.
+    let first_sent: Rc<Cell<Option<SeqNo>>> = Rc::default();
+    let acked: Rc<Cell<Option<SeqNo>>> = Rc::default();
+    let (first_seen, acked_seen) = (first_sent.clone(), acked.clone());
     let client_addr = net.addr(client);
     net.filter = Some(Box::new(move |d| {
-        if d.from == client_addr {
-            if let Ok(Packet::Data(p)) = Packet::parse(d.data) {
+        match Packet::parse(d.data) {
+            Ok(Packet::Data(p)) if d.from == client_addr => {
                 if seen.get().is_none_or(|s| p.header.seq.is_after(s)) {
                     seen.set(Some(p.header.seq));
                 }
+                if first_seen.get().is_none() {
+                    first_seen.set(Some(p.header.seq));
+                }
             }
+            Ok(Packet::Control(ControlPacket {
+                control: Control::Ack(a),
+                ..
+            })) if d.from != client_addr && acked_seen.get().is_none_or(|s| a.ack.is_after(s)) => {
+                acked_seen.set(Some(a.ack));
+            }
+            _ => {}
         }
         true
     }));
@@ -98,30 +114,21 @@ fn transfer_under(f: Forgery) -> Outcome {
     let server_addr: SocketAddr = SERVER.parse().unwrap();
     let wrong_port: SocketAddr = "10.0.0.2:9001".parse().unwrap();
     let stranger: SocketAddr = STRANGER.parse().unwrap();
-    let (mut sent, mut got, mut forged, mut step) = (0u64, 0u64, 0u32, 0u64);
-    let mut chunk = vec![0u8; 64_000];
-    let mut rbuf = vec![0u8; 100_000];
+    let (mut forged, mut step) = (0u32, 0u64);
+    let mut stream = Stream::new(TOTAL);
     let done = net.run_until(60.0, |net| {
-        let now = net.now;
-        let mut conn = net.nodes[client].ep.connection_mut(c).unwrap();
-        while sent < TOTAL {
-            let n = (TOTAL - sent).min(chunk.len() as u64) as usize;
-            pattern(sent, &mut chunk[..n]);
-            match conn.send(now, &chunk[..n]) {
-                Ok(m) => sent += m as u64,
-                Err(Error::WouldBlock) => break,
-                Err(e) => panic!("send: {e}"),
-            }
-        }
-        drop(conn);
-        let mut conn = net.nodes[server].ep.connection_mut(s).unwrap();
-        while let Ok(n) = conn.recv(&mut rbuf) {
-            assert_eq!(check_pattern(got, &rbuf[..n]), None, "corrupted at {got}");
-            got += n as u64;
-        }
-        drop(conn);
+        let arrived = stream.pump(net, (client, c), (server, s));
         step += 1;
-        if let (Some(last), true) = (last_sent.get(), step % 7 == 0 && forged < FORGERIES) {
+        // A replayed NAK waits until its packets are well acknowledged.
+        let ready = !matches!(f, Forgery::NakReplayed)
+            || first_sent
+                .get()
+                .zip(acked.get())
+                .is_some_and(|(first, ack)| ack.is_after(first.add(100)));
+        if let (Some(last), true) = (
+            last_sent.get(),
+            ready && step % 7 == 0 && forged < FORGERIES,
+        ) {
             if isn.get().is_none() {
                 isn.set(Some(last));
             }
@@ -143,12 +150,19 @@ fn transfer_under(f: Forgery) -> Outcome {
                     ),
                 ),
                 Forgery::LightAckOfUnsentData => (server_addr, ctrl(c, Control::LightAck(far))),
-                Forgery::NakOutOfWindow | Forgery::NakReversed => {
+                Forgery::NakOutOfWindow | Forgery::NakReversed | Forgery::NakReplayed => {
                     let range = match f {
                         Forgery::NakOutOfWindow => SeqRange {
                             first: far,
                             last: far.add(10),
                         },
+                        Forgery::NakReplayed => {
+                            let first = first_sent.get().unwrap();
+                            SeqRange {
+                                first,
+                                last: first.add(3),
+                            }
+                        }
                         _ => SeqRange {
                             first: last,
                             last: last.sub(20),
@@ -194,9 +208,13 @@ fn transfer_under(f: Forgery) -> Outcome {
             };
             net.inject(client, from, bytes, 1);
         }
-        got == TOTAL
+        arrived
     });
-    assert!(done, "{f:?}: transfer incomplete: {got} of {TOTAL} bytes");
+    assert!(
+        done,
+        "{f:?}: transfer incomplete: {} of {TOTAL} bytes",
+        stream.got
+    );
     assert_eq!(forged, FORGERIES, "{f:?}: not every forgery was sent");
     let now = net.now;
     for (node, id) in [(client, c), (server, s)] {
@@ -257,6 +275,23 @@ fn reversed_nak_is_dropped_and_counted() {
     let o = transfer_under(Forgery::NakReversed);
     quiet_otherwise(&o, 0, 0, 0);
     assert_eq!(o.client_ep.malformed, u64::from(FORGERIES));
+}
+
+/// A NAK of packets acknowledged long ago is ignored: no retransmission and no loss signal
+/// (a replayed NAK would otherwise make congestion control slow down at will).
+#[test]
+fn replayed_nak_of_acknowledged_packets_is_ignored_and_counted() {
+    let o = transfer_under(Forgery::NakReplayed);
+    quiet_otherwise(&o, 0, 0, 0);
+    assert_eq!(o.client.pkt_stale_nak, u64::from(FORGERIES));
+    assert_eq!(
+        o.client.pkt_recv_nak, 0,
+        "a replay counted as a loss report"
+    );
+    assert_eq!(
+        o.client.pkt_retrans, 0,
+        "acknowledged packets were sent again"
+    );
 }
 
 #[test]

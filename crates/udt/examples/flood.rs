@@ -16,7 +16,7 @@
 //! those sources without root, raw sockets or `IP_TRANSPARENT`, and the listener sees 65 536 × K
 //! distinct (address, port) peers. Half the handshakes are first-phase requests, half
 //! second-phase requests with guessed cookies. `--rate 0` (default) sends as fast as the
-//! kernel takes them; the listener's echoes go back to the flooder's sockets, which never read
+//! kernel takes them; `--phase first|second` floods with one phase only. The listener's echoes go back to the flooder's sockets, which never read
 //! them (their receive buffers stay small and full). Prints the rate achieved.
 //!
 //! `connect` makes legitimate connections back to back from T threads (each: connect with a
@@ -43,6 +43,8 @@ struct Opts {
     rate: u64,
     sockets: usize,
     threads: usize,
+    /// Which handshakes the flood carries: 0 mixed, 1 first phase only, 2 second phase only.
+    phase: u8,
 }
 
 fn parse() -> Result<Opts, String> {
@@ -55,6 +57,7 @@ fn parse() -> Result<Opts, String> {
         rate: 0,
         sockets: 8,
         threads: 4,
+        phase: 0,
     };
     while let Some(flag) = args.next() {
         let value = args.next().ok_or(format!("{flag} needs a value"))?;
@@ -74,10 +77,18 @@ fn parse() -> Result<Opts, String> {
                     .parse()
                     .map_err(|_| format!("bad --threads {value}"))?
             }
+            "--phase" => {
+                o.phase = match value.as_str() {
+                    "mixed" => 0,
+                    "first" => 1,
+                    "second" => 2,
+                    _ => return Err(format!("--phase: mixed, first or second, not {value}")),
+                }
+            }
             _ => return Err(format!("unknown option {flag}")),
         }
     }
-    if !(o.secs > 0.0) || o.sockets == 0 || o.threads == 0 {
+    if o.secs.is_nan() || o.secs <= 0.0 || o.sockets == 0 || o.threads == 0 {
         return Err("--secs, --sockets and --threads must be positive".into());
     }
     Ok(o)
@@ -177,7 +188,14 @@ const BATCH: usize = 64;
 const CMSG_SPACE: usize = 32;
 
 /// One flooding socket: sends `BATCH` handshakes per call, each from another 127.1.x.y.
-fn attack_socket(to: SocketAddrV4, first: u32, sent: &AtomicU64, stop: &AtomicBool, per_s: u64) {
+fn attack_socket(
+    to: SocketAddrV4,
+    first: u32,
+    phase: u8,
+    sent: &AtomicU64,
+    stop: &AtomicBool,
+    per_s: u64,
+) {
     // SAFETY: plain socket calls on a descriptor this function owns; every pointer passed to the
     // kernel points into the arrays below, which outlive the calls.
     unsafe {
@@ -218,7 +236,12 @@ fn attack_socket(to: SocketAddrV4, first: u32, sent: &AtomicU64, stop: &AtomicBo
             }
             for k in 0..BATCH {
                 i = i.wrapping_add(1);
-                bodies[k].copy_from_slice(&handshake(i, i % 2 == 1));
+                let second = match phase {
+                    1 => false,
+                    2 => true,
+                    _ => i % 2 == 1,
+                };
+                bodies[k].copy_from_slice(&handshake(i, second));
                 let src = Ipv4Addr::new(127, 1, (i >> 8) as u8, i as u8);
                 let c = cmsgs[k].as_mut_ptr().cast::<libc::cmsghdr>();
                 (*c).cmsg_level = libc::IPPROTO_IP;
@@ -262,9 +285,9 @@ fn attack(o: &Opts) -> Result<(), String> {
     let per_socket = o.rate / o.sockets as u64;
     let threads: Vec<_> = (0..o.sockets)
         .map(|k| {
-            let (sent, stop) = (sent.clone(), stop.clone());
+            let (sent, stop, phase) = (sent.clone(), stop.clone(), o.phase);
             std::thread::spawn(move || {
-                attack_socket(to, (k as u32) << 24, &sent, &stop, per_socket)
+                attack_socket(to, (k as u32) << 24, phase, &sent, &stop, per_socket)
             })
         })
         .collect();

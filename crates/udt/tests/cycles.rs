@@ -2,7 +2,7 @@
 //! (from `/proc/self/fd` and `/proc/self/task`), and resident memory that stops growing.
 //!
 //! Alone in its test binary, so that no other test's sockets or threads are counted.
-//! `UDT_CYCLES=N` sets the number of cycles (default 1000; `scripts/cycles-bench.sh` runs
+//! `UDT_CYCLES=N` sets the number of cycles (default 500; `scripts/cycles-bench.sh` runs
 //! 10 000 in a release build and reports the figures). Only fds and threads are asserted:
 //! they are exact counts. RSS is printed (allocator caches make it noisy).
 
@@ -71,7 +71,7 @@ fn connect_transfer_close_cycles_leave_no_fds_or_threads() {
     let cycles: usize = std::env::var("UDT_CYCLES")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(1000);
+        .unwrap_or(500);
     let listener = Builder::new()
         .read_timeout(Some(Duration::from_secs(10)))
         .listen("127.0.0.1:0", 64)

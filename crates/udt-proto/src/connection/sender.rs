@@ -305,13 +305,19 @@ impl Connection {
             }
             ranges.push(r);
         }
+        // Packets before the last ACK were received: never retransmit them.
+        let floor = self.window_offset(self.snd_last_ack);
+        if ranges.iter().all(|r| self.window_offset(r.last) < floor) {
+            // Everything named was acknowledged since: a NAK overtaken by the ACK, or replayed
+            // by an attacker to make congestion control slow down. Neither is news of a loss.
+            self.stats.count(|c| c.pkt_stale_nak += 1);
+            return;
+        }
         self.stats.count(|c| c.pkt_recv_nak += 1);
         self.with_cc(now, |cc, ctx| cc.on_loss(ctx, &ranges));
         self.warning_stretch = 1.0;
         let was_sendable = self.has_sendable_data();
-        // Packets before the last ACK were received: never retransmit them.
         let base = self.sndbuf.first_seq();
-        let floor = self.window_offset(self.snd_last_ack);
         let mut added = 0u64;
         for r in ranges {
             let first = self.window_offset(r.first).max(floor);
