@@ -6,39 +6,12 @@ mod common;
 
 use std::net::{Ipv6Addr, SocketAddr};
 
-use common::{handshake_bytes, Net};
-use udt_proto::wire::{
-    Control, ControlPacket, Handshake, Packet, PeerAddr, RequestType, SocketType, HANDSHAKE_LEN,
-    UDT_VERSION,
-};
-use udt_proto::{ConnectionConfig, ConnectionState, SeqNo, SocketId, StateCounts};
+use common::{spoofed_request as request, Net};
+use udt_proto::wire::{Control, ControlPacket, Packet, RequestType, HANDSHAKE_LEN};
+use udt_proto::{ConnectionConfig, ConnectionState, StateCounts};
 
 /// Spoofed sources: this many distinct addresses, half IPv4, half IPv6.
 const N: u32 = 100_000;
-
-fn request(i: u32, second: bool) -> Vec<u8> {
-    let hs = Handshake {
-        version: UDT_VERSION,
-        socket_type: SocketType::STREAM,
-        isn: SeqNo::from_masked(i.wrapping_mul(2_654_435_761)),
-        mss: 1500,
-        flow_window: 8192,
-        request: if second {
-            RequestType::RESPONSE
-        } else {
-            RequestType::REQUEST
-        },
-        socket_id: SocketId(1 + i),
-        // A guess at the cookie: right with probability 2^-32.
-        cookie: if second {
-            i.wrapping_mul(0x9E37_79B9)
-        } else {
-            0
-        },
-        peer_addr: PeerAddr::default(),
-    };
-    handshake_bytes(SocketId(0), hs)
-}
 
 fn spoofed(i: u32) -> SocketAddr {
     if i % 2 == 0 {

@@ -1373,30 +1373,7 @@ fn listener_flood_keeps_no_state_and_still_accepts() {
         .ep
         .listen(now, ConnectionConfig::default(), 8)
         .unwrap();
-    let request = |i: u32, second: bool| {
-        handshake_bytes(
-            SocketId(0),
-            Handshake {
-                version: UDT_VERSION,
-                socket_type: SocketType::STREAM,
-                isn: SeqNo::from_masked(i.wrapping_mul(2_654_435_761)),
-                mss: 1500,
-                flow_window: 8192,
-                request: if second {
-                    RequestType::RESPONSE
-                } else {
-                    RequestType::REQUEST
-                },
-                socket_id: SocketId(1 + i),
-                cookie: if second {
-                    i.wrapping_mul(0x9E37_79B9)
-                } else {
-                    0
-                },
-                peer_addr: PeerAddr::default(),
-            },
-        )
-    };
+    let request = common::spoofed_request;
     let flood_addr = |i: u32| -> SocketAddr {
         SocketAddr::from((
             [172, 16 + (i >> 16) as u8, (i >> 8) as u8, i as u8],

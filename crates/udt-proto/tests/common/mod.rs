@@ -10,7 +10,11 @@ use std::net::SocketAddr;
 
 use rand_chacha::ChaCha8Rng;
 use rand_core::{Rng, SeedableRng};
-use udt_proto::wire::{Control, ControlPacket, Handshake, HANDSHAKE_LEN};
+use udt_proto::wire::{
+    Control, ControlPacket, Handshake, PeerAddr, RequestType, SocketType, HANDSHAKE_LEN,
+    UDT_VERSION,
+};
+use udt_proto::SeqNo;
 use udt_proto::{
     ConnectionConfig, ConnectionState, Endpoint, EndpointConfig, Error, Instant, SocketId,
 };
@@ -445,4 +449,30 @@ impl Stream {
         }
         self.got == self.total
     }
+}
+
+/// Spoofed request number `i` to a listener: first phase, or (`second`) second phase with a
+/// guessed cookie, from socket ID `1 + i` with an ISN derived from `i`.
+pub fn spoofed_request(i: u32, second: bool) -> Vec<u8> {
+    let hs = Handshake {
+        version: UDT_VERSION,
+        socket_type: SocketType::STREAM,
+        isn: SeqNo::from_masked(i.wrapping_mul(2_654_435_761)),
+        mss: 1500,
+        flow_window: 8192,
+        request: if second {
+            RequestType::RESPONSE
+        } else {
+            RequestType::REQUEST
+        },
+        socket_id: SocketId(1 + i),
+        // A guess at the cookie: right with probability 2^-32.
+        cookie: if second {
+            i.wrapping_mul(0x9E37_79B9)
+        } else {
+            0
+        },
+        peer_addr: PeerAddr::default(),
+    };
+    handshake_bytes(SocketId(0), hs)
 }
