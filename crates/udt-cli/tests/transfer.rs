@@ -5,43 +5,9 @@ use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-const UDT: &str = env!("CARGO_BIN_EXE_udt");
+mod common;
 
-/// A UDP port nobody listens on right now.
-fn free_port() -> u16 {
-    std::net::UdpSocket::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// Deterministic pseudo-random bytes.
-fn content(len: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
-}
-
-fn recv_cmd(dir: &Path, port: u16, extra: &[&str]) -> Command {
-    let mut c = Command::new(UDT);
-    c.args(["recv", "--bind", "127.0.0.1", "--port"])
-        .arg(port.to_string())
-        .arg("--dir")
-        .arg(dir)
-        .args(extra)
-        .env_remove("UDT_SECRET")
-        .env("RUST_BACKTRACE", "0")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    c
-}
+use common::{content, free_port, json_field, recv_cmd, text, UDT};
 
 fn start_recv(dir: &Path, port: u16, extra: &[&str]) -> Child {
     recv_cmd(dir, port, extra).spawn().unwrap()
@@ -68,32 +34,8 @@ fn send(paths: &[&Path], port: u16, extra: &[&str], env_secret: Option<&str>) ->
 }
 
 /// Waits for a child (killing it after a minute: a hang is a failure, not a stuck suite).
-fn wait_output(mut child: Child, what: &str) -> Output {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            return child.wait_with_output().unwrap();
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let out = child.wait_with_output().unwrap();
-            panic!(
-                "{what} hung; stdout: {} stderr: {}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "status {:?}\nstdout: {}\nstderr: {}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
+fn wait_output(child: Child, what: &str) -> Output {
+    common::wait_output_within(child, what, 60)
 }
 
 /// Every file and directory under `root`, relative, sorted (directories end in `/`).
@@ -115,12 +57,6 @@ fn listing(root: &Path) -> Vec<String> {
     walk(root, root, &mut out);
     out.sort();
     out
-}
-
-fn json_field(o: &Output, field: &str) -> serde_json::Value {
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout)
-        .unwrap_or_else(|e| panic!("not one JSON object ({e}): {}", text(o)));
-    v[field].clone()
 }
 
 #[test]

@@ -36,7 +36,7 @@ pub mod wire;
 pub use config::{ConnectionConfig, SocketKind};
 pub use connection::{CloseReason, ConnectError, Connection, ConnectionState, Event};
 pub use crypto::{Cipher, Encryption, EncryptionMode};
-pub use endpoint::{Endpoint, EndpointConfig, EndpointError, Transmit};
+pub use endpoint::{Endpoint, EndpointConfig, EndpointError, StateCounts, Transmit};
 pub use error::Error;
 pub use seq::{AckNo, MsgNo, SeqNo, SeqRange};
 pub use time::Instant;

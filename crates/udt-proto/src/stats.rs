@@ -36,8 +36,20 @@ pub struct Counters {
     pub bytes_recv: u64,
     /// Data packets received that were duplicates or outside the receive window.
     pub pkt_recv_discarded: u64,
-    /// Datagrams dropped because they were malformed or violated the protocol.
+    /// Datagrams dropped because they were malformed or violated the protocol (includes the
+    /// three `*_forged` counters below).
     pub pkt_invalid: u64,
+    /// ACKs and light ACKs dropped because they acknowledged data never sent (forged, or
+    /// corrupted in a way the checksum-less header cannot tell).
+    pub pkt_forged_ack: u64,
+    /// NAKs dropped because they named packets never sent or a reversed range.
+    pub pkt_forged_nak: u64,
+    /// Handshakes reaching an established connection that do not match it (another peer
+    /// socket ID, or another ISN than the connection's): ignored, never answered.
+    pub pkt_forged_handshake: u64,
+    /// NAKs naming only packets already acknowledged (reordered behind the ACK, or replayed):
+    /// ignored, and not a loss signal to congestion control (not in `pkt_invalid`).
+    pub pkt_stale_nak: u64,
     /// Messages the sender dropped because their TTL expired.
     pub msg_snd_dropped: u64,
     /// Packets of messages the receiver discarded because they could not be completed.

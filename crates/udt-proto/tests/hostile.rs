@@ -28,13 +28,13 @@ mod common;
 use std::collections::{BTreeSet, HashMap};
 use std::net::SocketAddr;
 
-use common::{check_pattern, pattern, Net};
+use common::{check_pattern, ctrl_raw, data_raw, handshake_bytes, pattern, words, Net, Stream};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed};
+use udt_proto::wire::UDT_VERSION;
 use udt_proto::wire::{
     Control, ControlPacket, Handshake, Packet, PeerAddr, RequestType, SocketType,
 };
-use udt_proto::wire::{HANDSHAKE_LEN, UDT_VERSION};
 use udt_proto::{
     AckNo, ConnectionConfig, ConnectionState, Endpoint, EndpointConfig, Error, Event, Instant,
     SeqNo, SocketId, SocketKind,
@@ -61,44 +61,6 @@ fn addr(s: &str) -> SocketAddr {
 
 // ---------------------------------------------------------------------------------------------
 // Raw packet builders (independent of the engine's emitters, so malformed packets can be made).
-
-fn header(word0: u32, word1: u32, dst: SocketId) -> Vec<u8> {
-    let mut v = Vec::with_capacity(64);
-    v.extend_from_slice(&word0.to_be_bytes());
-    v.extend_from_slice(&word1.to_be_bytes());
-    v.extend_from_slice(&0u32.to_be_bytes());
-    v.extend_from_slice(&dst.0.to_be_bytes());
-    v
-}
-
-fn ctrl_raw(ty: u16, ext: u16, info: u32, dst: SocketId, body: &[u8]) -> Vec<u8> {
-    let mut v = header(
-        0x8000_0000 | (u32::from(ty & 0x7FFF) << 16) | u32::from(ext),
-        info,
-        dst,
-    );
-    v.extend_from_slice(body);
-    v
-}
-
-fn data_raw(seq: u32, word1: u32, dst: SocketId, payload: &[u8]) -> Vec<u8> {
-    let mut v = header(seq & 0x7FFF_FFFF, word1, dst);
-    v.extend_from_slice(payload);
-    v
-}
-
-fn words(ws: &[u32]) -> Vec<u8> {
-    ws.iter().flat_map(|w| w.to_be_bytes()).collect()
-}
-
-fn handshake_bytes(dst: SocketId, hs: Handshake) -> Vec<u8> {
-    let mut buf = vec![0u8; 16 + HANDSHAKE_LEN];
-    let n = ControlPacket::new(dst, Control::Handshake(hs))
-        .emit(&mut buf)
-        .unwrap();
-    buf.truncate(n);
-    buf
-}
 
 /// `base + off` in sequence space, for any signed offset.
 fn seq_add(base: SeqNo, off: i64) -> SeqNo {
@@ -1411,30 +1373,7 @@ fn listener_flood_keeps_no_state_and_still_accepts() {
         .ep
         .listen(now, ConnectionConfig::default(), 8)
         .unwrap();
-    let request = |i: u32, second: bool| {
-        handshake_bytes(
-            SocketId(0),
-            Handshake {
-                version: UDT_VERSION,
-                socket_type: SocketType::STREAM,
-                isn: SeqNo::from_masked(i.wrapping_mul(2_654_435_761)),
-                mss: 1500,
-                flow_window: 8192,
-                request: if second {
-                    RequestType::RESPONSE
-                } else {
-                    RequestType::REQUEST
-                },
-                socket_id: SocketId(1 + i),
-                cookie: if second {
-                    i.wrapping_mul(0x9E37_79B9)
-                } else {
-                    0
-                },
-                peer_addr: PeerAddr::default(),
-            },
-        )
-    };
+    let request = common::spoofed_request;
     let flood_addr = |i: u32| -> SocketAddr {
         SocketAddr::from((
             [172, 16 + (i >> 16) as u8, (i >> 8) as u8, i as u8],
@@ -1545,29 +1484,8 @@ fn try_transfer(
     total: u64,
     limit_s: f64,
 ) -> bool {
-    let (mut sent, mut got) = (0u64, 0u64);
-    let mut chunk = vec![0u8; 64_000];
-    let mut rbuf = vec![0u8; 100_000];
-    net.run_until(limit_s, |net| {
-        let now = net.now;
-        let mut conn = net.nodes[client].ep.connection_mut(c).unwrap();
-        while sent < total {
-            let n = (total - sent).min(chunk.len() as u64) as usize;
-            pattern(sent, &mut chunk[..n]);
-            match conn.send(now, &chunk[..n]) {
-                Ok(m) => sent += m as u64,
-                Err(Error::WouldBlock) => break,
-                Err(e) => panic!("send: {e}"),
-            }
-        }
-        drop(conn);
-        let mut conn = net.nodes[server].ep.connection_mut(s).unwrap();
-        while let Ok(n) = conn.recv(&mut rbuf) {
-            assert_eq!(check_pattern(got, &rbuf[..n]), None);
-            got += n as u64;
-        }
-        got == total
-    })
+    let mut stream = Stream::new(total);
+    net.run_until(limit_s, |net| stream.pump(net, (client, c), (server, s)))
 }
 
 /// A burst of congestion warnings from the peer (valid packets of the flow) must not leave the

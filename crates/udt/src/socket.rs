@@ -180,6 +180,16 @@ impl Builder {
         self
     }
 
+    /// Declare the peer dead once nothing has been heard from it for this long (a killed peer,
+    /// a cut path): blocked and later calls then fail with [`Error::ConnectionLost`] (data
+    /// already received stays readable first). `None` (the default) keeps UDT4's rule only: about 46 s of silence on a short
+    /// path. Idle but live peers exchange keep-alives well within a second, so any value of a
+    /// second or more is safe.
+    pub fn peer_idle_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.conn.peer_idle_timeout = timeout;
+        self
+    }
+
     /// Blocking reads give up after this long (`UDT_RCVTIMEO`).
     pub fn read_timeout(mut self, timeout: Option<Duration>) -> Self {
         self.read_timeout = timeout;
@@ -577,6 +587,14 @@ impl Listener {
     /// The options accepted sockets inherit.
     pub fn options(&self) -> &Builder {
         &self.builder
+    }
+
+    /// What the UDP port's endpoint dropped so far (malformed datagrams, unroutable or forged
+    /// sources, refused handshakes, replies dropped), counts of datagrams, and what it holds
+    /// per peer (entries).
+    pub fn port_stats(&self) -> (udt_proto::endpoint::EndpointStats, udt_proto::StateCounts) {
+        let st = self.mux.lock();
+        (st.ep.stats(), st.ep.state_counts())
     }
 
     /// Non-blocking mode: [`accept`](Self::accept) fails with [`Error::WouldBlock`] instead of

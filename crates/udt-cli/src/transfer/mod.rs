@@ -71,6 +71,17 @@ pub fn is_connection_failure(e: &anyhow::Error) -> bool {
     })
 }
 
+/// `--peer-timeout SECONDS` as the socket option (`None`: UDT's own rule).
+pub fn peer_timeout(secs: Option<f64>) -> anyhow::Result<Option<std::time::Duration>> {
+    match secs {
+        None => Ok(None),
+        Some(s) if s.is_finite() && (0.1..=86_400.0).contains(&s) => {
+            Ok(Some(std::time::Duration::from_secs_f64(s)))
+        }
+        Some(s) => anyhow::bail!("--peer-timeout must be between 0.1 and 86400 seconds, not {s}"),
+    }
+}
+
 /// The secret from `--secret`, else from [`SECRET_ENV`]; an empty one counts as none.
 pub fn secret(arg: Option<String>) -> Option<String> {
     arg.or_else(|| std::env::var(SECRET_ENV).ok())

@@ -52,6 +52,10 @@ pub struct RecvArgs {
     /// Print one JSON summary per transfer instead of text and progress.
     #[arg(long)]
     json: bool,
+    /// End a transfer once nothing has been heard from its sender for this many seconds
+    /// (default: UDT's own rule, about 46 s of silence).
+    #[arg(long, value_name = "SECONDS")]
+    peer_timeout: Option<f64>,
 }
 
 /// Most transfers served at the same time (without `--once`); further senders are turned
@@ -119,6 +123,7 @@ pub fn run(args: RecvArgs) -> anyhow::Result<()> {
     let listener = Builder::new()
         .linger(Some(Duration::from_secs(5)))
         .encryption(encryption)
+        .peer_idle_timeout(super::peer_timeout(args.peer_timeout)?)
         .listen((args.bind.as_str(), args.port), 16)
         .with_context(|| format!("cannot listen on {}:{}", args.bind, args.port))?;
     super::warn_buffers(listener.udp_buffers());

@@ -37,6 +37,15 @@ pub struct SendArgs {
     /// Print one JSON summary at the end instead of text and progress.
     #[arg(long)]
     json: bool,
+    /// Give up on the receiver once nothing has been heard from it for this many seconds
+    /// (default: UDT's own rule, about 46 s of silence).
+    #[arg(long, value_name = "SECONDS")]
+    peer_timeout: Option<f64>,
+    /// When the connection fails (the receiver restarted, the path broke), connect again and
+    /// resume, up to this many times, one second apart; failed connection attempts count too.
+    /// The summary is then the last session's (files that had arrived count as identical).
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    retries: u32,
     /// Also write the JSON summary to this file (used by `udt demo`, which shows the progress
     /// bar and reports the figures).
     #[arg(long, hide = true, value_name = "PATH")]
@@ -162,7 +171,8 @@ pub fn run(args: SendArgs) -> anyhow::Result<()> {
             args.connect_timeout.clamp(0.1, 3600.0),
         ))
         .linger(Some(Duration::from_secs(2)))
-        .encryption(args.encrypt.encryption(secret.as_deref())?);
+        .encryption(args.encrypt.encryption(secret.as_deref())?)
+        .peer_idle_timeout(super::peer_timeout(args.peer_timeout)?);
     if let Some(mbit) = args.max_rate {
         if !mbit.is_finite() || mbit <= 0.0 {
             bail!("--max-rate must be positive");
@@ -170,25 +180,53 @@ pub fn run(args: SendArgs) -> anyhow::Result<()> {
         builder = builder.max_bandwidth(Some((mbit * 1e6 / 8.0) as u64));
     }
     let start = Instant::now();
-    let mut sock = builder
-        .connect(dest)
-        .with_context(|| format!("cannot connect to {dest}"))?;
-    super::warn_buffers(sock.udp_buffers());
-    let mut summary = Summary {
-        role: "send",
-        peer: dest.to_owned(),
-        ..Default::default()
+    let mut attempt = 0;
+    let (sock, summary, r) = loop {
+        let retry = |attempt: &mut u32, what: &anyhow::Error| {
+            *attempt += 1;
+            eprintln!(
+                "udt send: {what:#}; connecting again in 1 s to resume ({}/{})",
+                attempt, args.retries
+            );
+            std::thread::sleep(Duration::from_secs(1));
+        };
+        let mut sock = match builder.connect(dest) {
+            Ok(s) => s,
+            Err(e) => {
+                let e = anyhow::Error::new(e).context(format!("cannot connect to {dest}"));
+                if attempt < args.retries {
+                    retry(&mut attempt, &e);
+                    continue;
+                }
+                return Err(e);
+            }
+        };
+        super::warn_buffers(sock.udp_buffers());
+        let mut summary = Summary {
+            role: "send",
+            peer: dest.to_owned(),
+            ..Default::default()
+        };
+        let style = Style::detect(args.json);
+        let r = session(
+            &mut sock,
+            secret.as_deref(),
+            &items,
+            files,
+            total,
+            style,
+            &mut summary,
+        );
+        if let Err(e) = &r {
+            if super::is_connection_failure(e) && attempt < args.retries {
+                super::close_and_flush(sock);
+                retry(&mut attempt, e);
+                continue;
+            }
+        }
+        break (sock, summary, r);
     };
-    let style = Style::detect(args.json);
-    let r = session(
-        &mut sock,
-        secret.as_deref(),
-        &items,
-        files,
-        total,
-        style,
-        &mut summary,
-    );
+    let mut summary = summary;
     summary.finish(start, sock.stats(false).ok());
     if let Some(path) = &args.summary_file {
         let json = serde_json::to_string(&summary).context("cannot encode the summary")?;

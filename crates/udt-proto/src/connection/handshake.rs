@@ -349,6 +349,7 @@ impl Connection {
         self.next_ack_time = now.plus_micros(SYN_US);
         self.exp_count = 1;
         self.last_rsp_time = now;
+        self.last_heard = now;
         self.next_send_us = now.as_micros() as f64;
         self.state = State::Connected;
         self.with_cc(now, |cc, ctx| cc.init(ctx));
@@ -357,7 +358,16 @@ impl Connection {
 
     /// A handshake reaching an established connection: a rendezvous peer that has not seen our
     /// confirmation yet gets a `−2` reply (spec §5.5). Client/server duplicates are ignored.
+    /// One that does not come from the peer's socket (or, client/server, does not repeat our
+    /// ISN) is forged: counted and never answered.
     pub(super) fn on_handshake_when_connected(&mut self, hs: &Handshake) {
+        if hs.socket_id != self.peer_id || (!self.config.rendezvous && hs.isn != self.isn) {
+            self.stats.count(|c| {
+                c.pkt_invalid += 1;
+                c.pkt_forged_handshake += 1;
+            });
+            return;
+        }
         if !self.config.rendezvous || hs.request == RequestType::RENDEZVOUS_CONNECTED {
             return;
         }

@@ -181,11 +181,17 @@ pub struct Connection {
     nak_schedule: nak_timer::NakSchedule,
     rate_estimator: ReceiveRateEstimator,
     readable_signalled: bool,
+    /// A lapsed ACK timer was put off by one period because the data packet that found it
+    /// was smaller than an ACK (see `on_data`).
+    ack_deferred: bool,
 
     // Shared.
     rtt: RttEstimator,
     exp_count: u32,
     last_rsp_time: Instant,
+    /// When the last packet of any kind arrived from the peer (or the connection was
+    /// established), for the peer idle timeout.
+    last_heard: Instant,
     cc: Box<dyn CongestionControl>,
     cc_ctl: CcControls,
     stats: Stats,
@@ -277,9 +283,11 @@ impl Connection {
             nak_schedule: nak_timer::NakSchedule::default(),
             rate_estimator: ReceiveRateEstimator::default(),
             readable_signalled: false,
+            ack_deferred: false,
             rtt: RttEstimator::default(),
             exp_count: 1,
             last_rsp_time: now,
+            last_heard: now,
             cc,
             cc_ctl: CcControls::default(),
             stats: Stats::new(now),
@@ -831,6 +839,9 @@ impl Connection {
             State::Connecting(c) => Some(c.next_timeout()),
             State::Connected | State::Closing { .. } => {
                 let mut t = self.exp_deadline();
+                if let Some(idle) = self.idle_deadline() {
+                    t = t.min(idle);
+                }
                 if let Some(ack) = self.ack_deadline() {
                     t = t.min(ack);
                 }
@@ -879,7 +890,7 @@ impl Connection {
         match self.state {
             State::Connecting(_) => self.connecting_timeout(now),
             State::Connected | State::Closing { .. } => {
-                self.check_ack_timers(now);
+                self.check_ack_timers(now, true);
                 self.check_nak_timer(now);
                 self.check_lost_retransmissions(now);
                 self.check_exp(now);
@@ -924,6 +935,7 @@ impl Connection {
         // nothing from us, so it says our (re)transmissions are not arriving, and restarting
         // the timer then can postpone the retransmission forever (a peer whose keep-alive
         // period is shorter than our RTO, e.g. both sides running a fixed-RTO algorithm).
+        self.last_heard = now;
         let keep_alive =
             matches!(packet, Packet::Control(c) if matches!(c.control, Control::KeepAlive));
         if !keep_alive || self.sndbuf.is_empty() {

@@ -8,7 +8,7 @@ use crate::cc::PacketInfo;
 use crate::config::SocketKind;
 use crate::seq::{SeqNo, SeqRange};
 use crate::time::{Instant, SYN_US};
-use crate::wire::{Ack, AckRates, DataPacket, DropRequest, LossReport};
+use crate::wire::{Ack, AckRates, DataPacket, DropRequest, LossReport, HEADER_LEN};
 
 /// A light ACK is sent after every this many data packets since the last full ACK.
 const LIGHT_ACK_PACKETS: u32 = 64;
@@ -17,6 +17,10 @@ const LIGHT_ACK_PACKETS: u32 = 64;
 /// congestion signal to the sender's control; on short paths, repeats every few RTTs for
 /// losses a 4.11 sender has already given up on (TTL drops) collapse its rate.
 const MIN_NAK_RTO_US: u64 = 300_000;
+/// A full ACK with rates on the wire, bytes (header and six words).
+const FULL_ACK_LEN: usize = HEADER_LEN + 24;
+/// A light ACK on the wire, bytes.
+const LIGHT_ACK_LEN: usize = HEADER_LEN + 4;
 
 impl Connection {
     /// The ACK number now: the first lost packet, or the one after the largest received.
@@ -48,15 +52,18 @@ impl Connection {
     }
 
     /// The ACK timers of spec §8.2, run after every data packet and at timer expiry.
-    pub(super) fn check_ack_timers(&mut self, now: Instant) {
+    /// `light_ok`: a light ACK may go out now (false after a data packet smaller than one;
+    /// the next packet or the timer sends it).
+    pub(super) fn check_ack_timers(&mut self, now: Instant, light_ok: bool) {
         let interval = self.cc_ctl.ack_interval_pkts;
         if now >= self.next_ack_time || (interval > 0 && self.pkt_count >= interval) {
+            self.ack_deferred = false;
             self.send_full_ack(now);
             let period = self.cc_ctl.ack_period_us.unwrap_or(SYN_US);
             self.next_ack_time = now.plus_micros(period);
             self.pkt_count = 0;
             self.light_ack_count = 1;
-        } else if LIGHT_ACK_PACKETS * self.light_ack_count <= self.pkt_count {
+        } else if light_ok && LIGHT_ACK_PACKETS * self.light_ack_count <= self.pkt_count {
             let ack = self.ack_candidate();
             if ack != self.rcv_last_ack_ack {
                 self.queue(Outgoing::LightAck(ack));
@@ -184,6 +191,14 @@ impl Connection {
     /// An arriving data packet (spec §9.2).
     pub(super) fn on_data(&mut self, now: Instant, d: &DataPacket<'_>) {
         let seq = d.header.seq;
+        let datagram_len = HEADER_LEN + d.payload.len();
+        if now >= self.next_ack_time && datagram_len < FULL_ACK_LEN && !self.ack_deferred {
+            // The ACK timer has lapsed, so this packet would be acknowledged at once, but it is
+            // smaller than the ACK (amplification ≤ 1): the timer acknowledges it one period
+            // from now instead. Once per ACK, so a stream of small packets cannot starve ACKs.
+            self.ack_deferred = true;
+            self.next_ack_time = now.plus_micros(self.cc_ctl.ack_period_us.unwrap_or(SYN_US));
+        }
         let info = PacketInfo {
             seq,
             message: d.header.message,
@@ -206,10 +221,11 @@ impl Connection {
                 }
             }
         }
-        self.check_ack_timers(now);
+        self.check_ack_timers(now, datagram_len >= LIGHT_ACK_LEN);
     }
 
     fn on_data_stored(&mut self, now: Instant, seq: SeqNo, len: usize) {
+        let datagram_len = HEADER_LEN + len;
         self.stats.count(|c| c.bytes_recv += len as u64);
         let expected = self.rcv_curr_seq.next();
         if seq.is_after(expected) {
@@ -219,16 +235,21 @@ impl Connection {
                 last: seq.prev(),
             };
             self.rcv_loss.push_back(lost);
-            self.queue(Outgoing::Nak(lost));
+            // No reply may be larger than the datagram that caused it (amplification ≤ 1): a
+            // data packet too small to pay for the NAK leaves the gap to the NAK timer (which
+            // counts it as reported now) or the sender's EXP timer.
+            let nak_len = HEADER_LEN + if lost.len() == 1 { 4 } else { 8 };
+            if datagram_len >= nak_len {
+                self.queue(Outgoing::Nak(lost));
+                self.stats.count(|c| c.pkt_sent_nak += 1);
+            }
             self.nak_schedule.reported(lost.last, now);
             let n = u64::from(lost.len());
-            self.stats.count(|c| {
-                c.pkt_rcv_loss += n;
-                c.pkt_sent_nak += 1;
-            });
+            self.stats.count(|c| c.pkt_rcv_loss += n);
         }
-        if len != self.payload_size {
-            // A short packet ends a send call or message: acknowledge it at once.
+        if len != self.payload_size && datagram_len >= FULL_ACK_LEN {
+            // A short packet ends a send call or message: acknowledge it at once (unless it is
+            // smaller than the ACK; then the ACK timer does, within SYN).
             self.next_ack_time = now;
         }
         if seq.is_after(self.rcv_curr_seq) {

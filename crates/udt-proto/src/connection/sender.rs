@@ -207,16 +207,20 @@ impl Connection {
 
     /// A full ACK (spec §10.4).
     pub(super) fn on_ack(&mut self, now: Instant, a: &Ack) {
-        // ACK2 for every full ACK, before validation, as x86 builds of 4.11 do (spec §8.3).
-        self.queue(Outgoing::Ack2(a.ack_no));
         let ack = a.ack;
         let off = self.window_offset(ack);
         if off > self.sent_span() {
-            // Acknowledges data never sent. 4.11 breaks the connection; we drop the packet, so
-            // a forged or corrupted ACK cannot kill it.
-            self.stats.count(|c| c.pkt_invalid += 1);
+            // Acknowledges data never sent. 4.11 breaks the connection; we drop the packet
+            // (unanswered), so a forged or corrupted ACK cannot kill it.
+            self.stats.count(|c| {
+                c.pkt_invalid += 1;
+                c.pkt_forged_ack += 1;
+            });
             return;
         }
+        // ACK2 for every other full ACK, also a late duplicate, as x86 builds of 4.11 do (spec
+        // §8.3).
+        self.queue(Outgoing::Ack2(a.ack_no));
         if off < 0 {
             return; // older than anything unacknowledged: a late duplicate
         }
@@ -277,7 +281,10 @@ impl Connection {
     pub(super) fn on_light_ack(&mut self, now: Instant, ack: SeqNo) {
         let off = self.window_offset(ack);
         if off > self.sent_span() {
-            self.stats.count(|c| c.pkt_invalid += 1);
+            self.stats.count(|c| {
+                c.pkt_invalid += 1;
+                c.pkt_forged_ack += 1;
+            });
             return;
         }
         let last_ack_off = self.window_offset(self.snd_last_ack);
@@ -301,18 +308,27 @@ impl Connection {
         for r in report.ranges() {
             let (first, last) = (self.window_offset(r.first), self.window_offset(r.last));
             if last >= sent || first > last {
-                self.stats.count(|c| c.pkt_invalid += 1);
+                self.stats.count(|c| {
+                    c.pkt_invalid += 1;
+                    c.pkt_forged_nak += 1;
+                });
                 return;
             }
             ranges.push(r);
+        }
+        // Packets before the last ACK were received: never retransmit them.
+        let floor = self.window_offset(self.snd_last_ack);
+        if ranges.iter().all(|r| self.window_offset(r.last) < floor) {
+            // Everything named was acknowledged since: a NAK overtaken by the ACK, or replayed
+            // by an attacker to make congestion control slow down. Neither is news of a loss.
+            self.stats.count(|c| c.pkt_stale_nak += 1);
+            return;
         }
         self.stats.count(|c| c.pkt_recv_nak += 1);
         self.with_cc(now, |cc, ctx| cc.on_loss(ctx, &ranges));
         self.warning_stretch = 1.0;
         let was_sendable = self.has_sendable_data();
-        // Packets before the last ACK were received: never retransmit them.
         let base = self.sndbuf.first_seq();
-        let floor = self.window_offset(self.snd_last_ack);
         let mut added = 0u64;
         for r in ranges {
             let first = self.window_offset(r.first).max(floor);

@@ -12,7 +12,20 @@ const BROKEN_EXP_COUNT: u32 = 16;
 const BROKEN_SILENCE_US: u64 = 5_000_000;
 
 impl Connection {
+    /// When the peer counts as dead for silence ([`ConnectionConfig::peer_idle_timeout`]),
+    /// if that option is set.
+    ///
+    /// [`ConnectionConfig::peer_idle_timeout`]: crate::ConnectionConfig::peer_idle_timeout
+    pub(super) fn idle_deadline(&self) -> Option<Instant> {
+        let t = self.config.peer_idle_timeout?;
+        Some(self.last_heard + t)
+    }
+
     pub(super) fn check_exp(&mut self, now: Instant) {
+        if self.idle_deadline().is_some_and(|d| now >= d) {
+            self.break_connection(now, CloseReason::TimedOut);
+            return;
+        }
         if now < self.exp_deadline() {
             return;
         }

@@ -230,10 +230,28 @@ pub struct EndpointStats {
     pub malformed: u64,
     /// Datagrams for no known socket, or from the wrong address.
     pub unroutable: u64,
+    /// Of `unroutable`: datagrams for a known socket from another address than its peer's
+    /// (forged sources, e.g. a spoofed Shutdown), dropped before the connection sees them.
+    pub wrong_source: u64,
     /// Handshakes the listener ignored or rejected.
     pub handshakes_refused: u64,
     /// Replies dropped because the reply queue was full.
     pub replies_dropped: u64,
+}
+
+/// What an endpoint holds per peer ([`Endpoint::state_counts`]), entries.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StateCounts {
+    /// Connections in any state.
+    pub connections: usize,
+    /// Index of accepted connections by (client address, client socket ID).
+    pub accepted_from: usize,
+    /// Addresses this endpoint is connecting to.
+    pub connecting_addrs: usize,
+    /// Listener replies (cookie echoes, rejections) waiting to be sent.
+    pub queued_replies: usize,
+    /// Established connections waiting to be accepted.
+    pub pending_accepts: usize,
 }
 
 struct Listener {
@@ -328,6 +346,19 @@ impl Endpoint {
     /// Number of connections held (any state).
     pub fn connection_count(&self) -> usize {
         self.conns.len()
+    }
+
+    /// Entries the endpoint holds per peer, to check that a flood of spoofed requests leaves
+    /// nothing behind (a listener's only per-request cost is a queued reply, bounded by
+    /// `MAX_QUEUED_REPLIES` and gone once sent).
+    pub fn state_counts(&self) -> StateCounts {
+        StateCounts {
+            connections: self.conns.len(),
+            accepted_from: self.accepted_from.len(),
+            connecting_addrs: self.connecting.len(),
+            queued_replies: self.replies.len(),
+            pending_accepts: self.pending_accepts(),
+        }
     }
 
     /// IDs of all connections held.
@@ -568,7 +599,11 @@ impl Endpoint {
                 }
                 self.after_op(dst, slot.expect("found by slot"));
             }
-            _ => self.stats.unroutable += 1,
+            Some(_) => {
+                self.stats.unroutable += 1;
+                self.stats.wrong_source += 1;
+            }
+            None => self.stats.unroutable += 1,
         }
     }
 

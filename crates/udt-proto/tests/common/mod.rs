@@ -10,7 +10,14 @@ use std::net::SocketAddr;
 
 use rand_chacha::ChaCha8Rng;
 use rand_core::{Rng, SeedableRng};
-use udt_proto::{ConnectionConfig, ConnectionState, Endpoint, EndpointConfig, Instant, SocketId};
+use udt_proto::wire::{
+    Control, ControlPacket, Handshake, PeerAddr, RequestType, SocketType, HANDSHAKE_LEN,
+    UDT_VERSION,
+};
+use udt_proto::SeqNo;
+use udt_proto::{
+    ConnectionConfig, ConnectionState, Endpoint, EndpointConfig, Error, Instant, SocketId,
+};
 
 /// A datagram about to enter the network, as shown to a [`Net::filter`].
 pub struct Datagram<'a> {
@@ -338,4 +345,134 @@ impl Net {
         assert!(ok, "connection not established");
         (c, s.expect("accepted"))
     }
+}
+
+// Raw packet builders (independent of the engine's emitters, so malformed packets can be made).
+
+/// A UDT header: words 0 and 1 as given, timestamp 0, destination `dst` (raw, so malformed
+/// packets can be made).
+pub fn header(word0: u32, word1: u32, dst: SocketId) -> Vec<u8> {
+    let mut v = Vec::with_capacity(64);
+    v.extend_from_slice(&word0.to_be_bytes());
+    v.extend_from_slice(&word1.to_be_bytes());
+    v.extend_from_slice(&0u32.to_be_bytes());
+    v.extend_from_slice(&dst.0.to_be_bytes());
+    v
+}
+
+/// A control packet of type `ty` (extended type `ext`, additional info `info`) with `body`.
+pub fn ctrl_raw(ty: u16, ext: u16, info: u32, dst: SocketId, body: &[u8]) -> Vec<u8> {
+    let mut v = header(
+        0x8000_0000 | (u32::from(ty & 0x7FFF) << 16) | u32::from(ext),
+        info,
+        dst,
+    );
+    v.extend_from_slice(body);
+    v
+}
+
+/// A data packet: sequence number `seq`, message word `word1`, `payload`.
+pub fn data_raw(seq: u32, word1: u32, dst: SocketId, payload: &[u8]) -> Vec<u8> {
+    let mut v = header(seq & 0x7FFF_FFFF, word1, dst);
+    v.extend_from_slice(payload);
+    v
+}
+
+/// 32-bit words, big-endian.
+pub fn words(ws: &[u32]) -> Vec<u8> {
+    ws.iter().flat_map(|w| w.to_be_bytes()).collect()
+}
+
+/// A handshake datagram for `dst`, as the engine emits it.
+pub fn handshake_bytes(dst: SocketId, hs: Handshake) -> Vec<u8> {
+    let mut buf = vec![0u8; 16 + HANDSHAKE_LEN];
+    let n = ControlPacket::new(dst, Control::Handshake(hs))
+        .emit(&mut buf)
+        .unwrap();
+    buf.truncate(n);
+    buf
+}
+
+/// A pattern stream from connection `c` of node `client` to `s` of node `server`, pumped one
+/// step at a time from inside [`Net::run_until`]: every byte read is checked.
+pub struct Stream {
+    /// Bytes to stream.
+    pub total: u64,
+    /// Bytes the sender's buffer has taken.
+    pub sent: u64,
+    /// Bytes read and checked.
+    pub got: u64,
+    chunk: Vec<u8>,
+    rbuf: Vec<u8>,
+}
+
+impl Stream {
+    /// A stream of `total` bytes, nothing sent yet.
+    pub fn new(total: u64) -> Stream {
+        Stream {
+            total,
+            sent: 0,
+            got: 0,
+            chunk: vec![0u8; 64_000],
+            rbuf: vec![0u8; 100_000],
+        }
+    }
+
+    /// Queues what the sender takes and reads what arrived; true once everything arrived.
+    pub fn pump(
+        &mut self,
+        net: &mut Net,
+        (client, c): (usize, SocketId),
+        (server, s): (usize, SocketId),
+    ) -> bool {
+        let now = net.now;
+        let mut conn = net.nodes[client].ep.connection_mut(c).unwrap();
+        while self.sent < self.total {
+            let n = (self.total - self.sent).min(self.chunk.len() as u64) as usize;
+            pattern(self.sent, &mut self.chunk[..n]);
+            match conn.send(now, &self.chunk[..n]) {
+                Ok(m) => self.sent += m as u64,
+                Err(Error::WouldBlock) => break,
+                Err(e) => panic!("send: {e}"),
+            }
+        }
+        drop(conn);
+        let mut conn = net.nodes[server].ep.connection_mut(s).unwrap();
+        while let Ok(n) = conn.recv(&mut self.rbuf) {
+            assert_eq!(
+                check_pattern(self.got, &self.rbuf[..n]),
+                None,
+                "corrupted at {}",
+                self.got
+            );
+            self.got += n as u64;
+        }
+        self.got == self.total
+    }
+}
+
+/// Spoofed request number `i` to a listener: first phase, or (`second`) second phase with a
+/// guessed cookie, from socket ID `1 + i` with an ISN derived from `i`.
+pub fn spoofed_request(i: u32, second: bool) -> Vec<u8> {
+    let hs = Handshake {
+        version: UDT_VERSION,
+        socket_type: SocketType::STREAM,
+        isn: SeqNo::from_masked(i.wrapping_mul(2_654_435_761)),
+        mss: 1500,
+        flow_window: 8192,
+        request: if second {
+            RequestType::RESPONSE
+        } else {
+            RequestType::REQUEST
+        },
+        socket_id: SocketId(1 + i),
+        // A guess at the cookie: right with probability 2^-32.
+        cookie: if second {
+            i.wrapping_mul(0x9E37_79B9)
+        } else {
+            0
+        },
+        peer_addr: PeerAddr::default(),
+    };
+    handshake_bytes(SocketId(0), hs)
 }
