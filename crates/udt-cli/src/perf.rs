@@ -177,6 +177,30 @@ struct Summary {
     /// The cipher of the (first) connection, when encrypted (client side).
     #[serde(skip_serializing_if = "Option::is_none")]
     cipher: Option<String>,
+    /// The I/O path of the (first) connection's UDP port: offloads in use, datagrams per
+    /// system call, paced wake-ups.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    io: Option<String>,
+}
+
+/// "GSO on, GRO on, 31.2 datagrams per send call, 12.0 per receive call, 8123 paced
+/// wake-ups": how a port moved its datagrams.
+fn describe_io(s: &udt::IoStats) -> String {
+    let on = |b: bool| if b { "on" } else { "off" };
+    let per = |d: u64, c: u64| if c == 0 { 0.0 } else { d as f64 / c as f64 };
+    format!(
+        "GSO {}, GRO {}, {:.1} datagrams per send call, {:.1} per receive call, {} paced wake-ups{}",
+        on(s.gso),
+        on(s.gro),
+        per(s.datagrams_sent, s.send_calls),
+        per(s.datagrams_received, s.recv_calls),
+        s.paced_wakeups,
+        if s.gso_fallbacks > 0 {
+            format!(", GSO refused by the device {} times", s.gso_fallbacks)
+        } else {
+            String::new()
+        }
+    )
 }
 
 /// Jain's fairness index of `xs`: 1 when all are equal, 1/n when one has everything.
@@ -394,6 +418,7 @@ fn server(a: ServerArgs) -> anyhow::Result<()> {
                 out_of_order_msgs,
                 jain: jain(&per),
                 cipher: None,
+                io: None,
                 per_connection_mbps: per,
             };
             report(
@@ -484,6 +509,7 @@ fn serve(
         per_connection_mbps: Vec::new(),
         jain: None,
         cipher: None,
+        io: Some(describe_io(&sock.io_stats())),
     };
     report(&summary, json, &format!("from {peer}"));
     Ok(ConnResult {
@@ -647,7 +673,7 @@ fn client(a: ClientArgs) -> anyhow::Result<()> {
         let probe = (i == 0 && a.interval > 0.0 && !a.json).then(|| Arc::clone(&probe));
         let (mode, msg_size) = (a.mode, a.msg_size);
         handles.push(std::thread::spawn(
-            move || -> anyhow::Result<(udt::PerfStats, u64, f64, bool)> {
+            move || -> anyhow::Result<(udt::PerfStats, u64, f64, bool, udt::IoStats)> {
                 let empty = sock.stats(false)?.byte_avail_snd_buf;
                 let mut progress = Progress::new(&sock, empty, &acked, probe.as_deref());
                 let conn_bytes = send(
@@ -673,12 +699,14 @@ fn client(a: ClientArgs) -> anyhow::Result<()> {
                 }
                 progress.note(conn_bytes, &stats);
                 let acknowledged = stats.byte_avail_snd_buf >= empty;
+                let io = sock.io_stats();
                 sock.close()?;
                 Ok((
                     stats,
                     conn_bytes,
                     start.elapsed().as_secs_f64(),
                     acknowledged,
+                    io,
                 ))
             },
         ));
@@ -710,10 +738,12 @@ fn client(a: ClientArgs) -> anyhow::Result<()> {
     let mut rtt = 0.0f64;
     let mut per = Vec::new();
     let mut all_acknowledged = true;
+    let mut io = None;
     for h in handles {
-        let (s, conn_bytes, conn_seconds, acknowledged) = h
+        let (s, conn_bytes, conn_seconds, acknowledged, conn_io) = h
             .join()
             .map_err(|_| anyhow::anyhow!("sender thread panicked"))??;
+        io.get_or_insert_with(|| describe_io(&conn_io));
         per.push(conn_bytes as f64 * 8.0 / conn_seconds.max(1e-9) / 1e6);
         all_acknowledged &= acknowledged;
         retrans += s.pkt_retrans_total;
@@ -740,6 +770,7 @@ fn client(a: ClientArgs) -> anyhow::Result<()> {
         out_of_order_msgs: None,
         jain: jain(&per),
         cipher,
+        io,
         per_connection_mbps: if per.len() > 1 { per } else { Vec::new() },
     };
     report(&summary, a.json, &format!("to {}", a.server));
@@ -886,7 +917,7 @@ fn report(s: &Summary, json: bool, what: &str) {
         println!("{}", serde_json::to_string(s).unwrap_or_default());
     } else {
         eprintln!(
-            "{} {what}: {} bytes in {:.2} s = {:.1} Mb/s, {} retransmitted, RTT {:.2} ms, CPU {:.2} s{}",
+            "{} {what}: {} bytes in {:.2} s = {:.1} Mb/s, {} retransmitted, RTT {:.2} ms, CPU {:.2} s{}{}",
             s.role,
             s.bytes,
             s.seconds,
@@ -894,6 +925,10 @@ fn report(s: &Summary, json: bool, what: &str) {
             s.retransmitted,
             s.rtt_ms,
             s.cpu_seconds,
+            match &s.io {
+                Some(io) => format!(" [{io}]"),
+                None => String::new(),
+            },
             if s.role == "server" {
                 let early = match s.out_of_order_msgs {
                     Some(k) if k > 0 => format!(" ({k} messages out of order)"),

@@ -54,7 +54,7 @@ pub use socket::{
     Bound, Builder, Listener, Socket, DEFAULT_UDP_RECV_BUFFER, DEFAULT_UDP_SEND_BUFFER,
 };
 pub use sockopt::{OptType, OptValue, SockOpt};
-pub use udp::BufferSizes;
+pub use udp::{BufferSizes, IoStats};
 pub use udt_proto::buffer::MsgRead;
 pub use udt_proto::stats::PerfStats;
 pub use udt_proto::{cc, Cipher, ConnectionState, Encryption, EncryptionMode, SocketKind};

@@ -21,10 +21,17 @@
 //!
 //! [`Poller`]: crate::Poller
 //!
-//! Pacing: the thread asks the kernel for 1 µs timer slack, sleeps in `ppoll` until shortly
-//! before the next send time and spins the rest, so the inter-packet period is kept to a few
-//! microseconds. Only paced sends get the spin ([`Endpoint::timeout_is_paced`]); timers are
-//! waited for in `ppoll` alone.
+//! Pacing: by default paced data leaves in bursts. The thread sleeps in `ppoll` (never spins)
+//! until the next send time, but wakes for paced sends at most once per pacing quantum
+//! ([`PACING_QUANTUM_US`]); at each such wake-up it sends every packet that fell due since,
+//! back to back, and the engine's lateness debt keeps the average rate exact (the engine
+//! catches up to 5 ms of lateness). A burst holds the packets of one quantum, a few at
+//! 1 Gbit/s and tens at 10 Gbit/s, which GSO hands to the kernel as one buffer; probing pairs
+//! stay back to back inside it. At rates where one packet's period exceeds the quantum, each
+//! packet still leaves at its own time. `UDT_PACING_QUANTUM_US=0` restores per-packet pacing
+//! to the microsecond, with 1 µs timer slack and a short spin before each send (costly: a
+//! core at 1 Gbit/s on a VM, see `docs/benchmarks.md`). Timers are waited for in `ppoll`
+//! alone.
 
 use std::collections::HashMap;
 use std::io;
@@ -40,10 +47,27 @@ use udt_proto::{Connection, Endpoint, EndpointConfig, Event, Instant, SocketId};
 use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::readiness::{Registry, Target, Watcher};
-use crate::udp::{recv_batch, BufferSizes, RecvBatch, SendBatch, UdpPort, BATCH};
+use crate::udp::{BufferSizes, IoCounters, IoStats, RecvBatch, SendBatch, UdpPort, BATCH};
 
-/// Below this much time to the next deadline the I/O thread spins instead of sleeping, µs.
+/// With per-packet pacing (quantum 0): below this much time to the next paced send the I/O
+/// thread spins instead of sleeping, µs.
 const SPIN_US: u64 = 60;
+
+/// Default pacing quantum, µs: paced sends wake the I/O thread at most this often, and each
+/// wake-up sends what fell due since. 100 µs is 8 packets of 1500 bytes at 1 Gbit/s and 83 at
+/// 10 Gbit/s: wake-ups fall 8–80-fold against per-packet pacing, while a burst stays far below
+/// any queue that holds a useful share of a BDP. Overridden by `UDT_PACING_QUANTUM_US`
+/// (0 to 1000).
+pub(crate) const PACING_QUANTUM_US: u64 = 100;
+
+/// The pacing quantum in force, µs: [`PACING_QUANTUM_US`] unless `UDT_PACING_QUANTUM_US`
+/// says otherwise (capped at 1 ms, well inside the engine's 5 ms of catch-up).
+fn pacing_quantum_us() -> u64 {
+    std::env::var("UDT_PACING_QUANTUM_US")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(PACING_QUANTUM_US, |q| q.min(1_000))
+}
 
 /// While datagrams stream in (a pass read at least [`COALESCE_MIN_BATCH`] of them) and no
 /// connection paces data ([`Endpoint::has_paced_sends`]), the I/O thread lets this long pass,
@@ -270,6 +294,8 @@ pub(crate) struct Mux {
     waker: Waker,
     local: SocketAddr,
     pub(crate) buffers: BufferSizes,
+    /// What the UDP port moved and by which path.
+    counters: Arc<IoCounters>,
     /// Whether other sockets may join this multiplexer (`UDT_REUSEADDR` of its creator).
     pub(crate) reusable: bool,
     /// Signalled after each pass of the I/O thread that sent everything due (and when it exits)
@@ -416,6 +442,7 @@ impl Mux {
             waker: Waker::new()?,
             local: port.local_addr(),
             buffers: port.buffers,
+            counters: Arc::clone(&port.counters),
             reusable,
         });
         let m = Arc::clone(&mux);
@@ -428,6 +455,11 @@ impl Mux {
     /// The bound local address.
     pub(crate) fn local_addr(&self) -> SocketAddr {
         self.local
+    }
+
+    /// What the UDP port has moved, and by which path (GSO, GRO or one datagram per entry).
+    pub(crate) fn io_stats(&self) -> IoStats {
+        self.counters.snapshot()
     }
 
     /// Locks the shared state.
@@ -598,10 +630,15 @@ impl Mux {
 
 /// The I/O thread.
 fn io_loop(mux: Arc<Mux>, port: UdpPort) {
+    let quantum = pacing_quantum_us();
+    // Per-packet pacing needs the timer to the microsecond; burst pacing lets the kernel
+    // fold our wake-up into others up to half a quantum late (the debt absorbs it).
+    let slack_ns = if quantum == 0 { 1_000 } else { quantum * 500 };
     // SAFETY: prctl with an integer argument; affects only this thread's timer slack.
     unsafe {
-        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
+        libc::prctl(libc::PR_SET_TIMERSLACK, slack_ns as libc::c_ulong, 0, 0, 0);
     }
+    let mut last_paced_wake: Option<Instant> = None;
     let mut rb = RecvBatch::new();
     let mut sb = SendBatch::new();
     let mut last_stamp = Instant::ZERO;
@@ -631,7 +668,7 @@ fn io_loop(mux: Arc<Mux>, port: UdpPort) {
         };
         wake_all(&mut wake);
         wake_tasks(&mut task_wake);
-        sb.flush(&port);
+        port.send(&mut sb);
         mux.passed();
         if exit {
             break;
@@ -640,6 +677,16 @@ fn io_loop(mux: Arc<Mux>, port: UdpPort) {
         // data: otherwise a paced send due just after a timer would be late.
         if streaming && !sending {
             coalesce(&mux, deadline);
+        } else if paced && quantum > 0 {
+            // Burst pacing: not sooner than one quantum after the last paced wake-up.
+            let d = deadline.map(|d| match last_paced_wake {
+                Some(w) => d.max(w.plus_micros(quantum)),
+                None => d,
+            });
+            if wait(&mux, &port, d, false, false) {
+                last_paced_wake = Some(mux.clock.now());
+                IoCounters::add(&mux.counters.paced_wakeups, 1);
+            }
         } else {
             wait(&mux, &port, deadline, paced, !sending);
         }
@@ -647,8 +694,8 @@ fn io_loop(mux: Arc<Mux>, port: UdpPort) {
         let mut received = 0;
         loop {
             // An error (e.g. an ICMP error queued on the socket) means nothing to read.
-            let n = recv_batch(&port, &mut rb).unwrap_or_default();
-            received += n;
+            let n = port.recv(&mut rb).unwrap_or_default();
+            received += rb.got.iter().map(|r| r.datagrams()).sum::<usize>();
             if n == 0 {
                 break;
             }
@@ -658,13 +705,16 @@ fn io_loop(mux: Arc<Mux>, port: UdpPort) {
             for i in 0..n {
                 let r = rb.got[i];
                 // Kernel timestamps keep each datagram's true arrival time (packet pairs!);
-                // they are kept monotonic in case the wall clock stepped.
+                // they are kept monotonic in case the wall clock stepped. The datagrams of a
+                // GRO buffer share its stamp (see `udp/recv.rs`).
                 let t = r
                     .stamp
                     .map_or(now, |s| Clock::from_wall(now, wall, s))
                     .max(last_stamp);
                 last_stamp = t;
-                st.ep.handle_datagram(t, r.from, rb.data(i));
+                for datagram in rb.segments(i) {
+                    st.ep.handle_datagram(t, r.from, datagram);
+                }
             }
             st.ep.handle_timeout(now);
             transmit(&mut st, now, &port, &mut sb);
@@ -674,7 +724,7 @@ fn io_loop(mux: Arc<Mux>, port: UdpPort) {
             drop(st);
             wake_all(&mut wake);
             wake_tasks(&mut task_wake);
-            sb.flush(&port);
+            port.send(&mut sb);
             mux.passed();
             if n < BATCH {
                 break;
@@ -758,17 +808,19 @@ fn transmit(st: &mut State, now: Instant, port: &UdpPort, sb: &mut SendBatch) {
         };
         sb.push(t.len, t.destination);
         if sb.is_full() {
-            sb.flush(port);
+            port.send(sb);
         }
     }
 }
 
 /// Sleeps until `deadline`, a datagram, or a wake-up: `ppoll` for most of the time, then,
-/// if the deadline is a paced send, a short spin for microsecond precision. Timers (ACK,
-/// keep-alive, ...) get no spin and, when `lazy` (no connection paces data), are rounded up to
-/// [`TIMER_GRID_US`]: with many idle connections their deadlines are frequent, and spinning or
-/// waking for each would cost more CPU than all the real work.
-fn wait(mux: &Mux, port: &UdpPort, deadline: Option<Instant>, paced: bool, lazy: bool) {
+/// if `spin` (a paced send under per-packet pacing), a short spin for microsecond precision.
+/// Timers (ACK, keep-alive, ...) get no spin and, when `lazy` (no connection paces data), are
+/// rounded up to [`TIMER_GRID_US`]: with many idle connections their deadlines are frequent,
+/// and spinning or waking for each would cost more CPU than all the real work. Returns true
+/// when the deadline was reached (rather than a datagram or a wake-up ending the wait).
+fn wait(mux: &Mux, port: &UdpPort, deadline: Option<Instant>, spin: bool, lazy: bool) -> bool {
+    let paced = spin;
     let deadline = match deadline {
         Some(d) if lazy => Some(Instant::from_micros(
             d.as_micros().div_ceil(TIMER_GRID_US) * TIMER_GRID_US,
@@ -779,7 +831,7 @@ fn wait(mux: &Mux, port: &UdpPort, deadline: Option<Instant>, paced: bool, lazy:
         let now = mux.clock.now();
         let left_us = deadline.map(|d| d.as_micros().saturating_sub(now.as_micros()));
         if left_us == Some(0) {
-            return;
+            return true;
         }
         let mut fds = [
             libc::pollfd {
@@ -818,11 +870,11 @@ fn wait(mux: &Mux, port: &UdpPort, deadline: Option<Instant>, paced: bool, lazy:
             if fds[1].revents != 0 {
                 mux.waker.drain();
             }
-            return;
+            return false;
         }
         if deadline.is_none() {
             // Nothing scheduled: re-check the exit condition now and then.
-            return;
+            return false;
         }
         if spin {
             std::hint::spin_loop();

@@ -20,7 +20,7 @@ use crate::mux::{Mux, State};
 #[cfg(feature = "tokio")]
 use crate::readiness::Watcher;
 use crate::readiness::{self, Readiness, Target};
-use crate::udp::BufferSizes;
+use crate::udp::{BufferSizes, IoStats};
 
 /// Longest wait in [`Socket::close`] for the I/O thread to send the connection's last
 /// datagrams.
@@ -496,6 +496,12 @@ impl Bound {
         self.mux().buffers
     }
 
+    /// What this socket's UDP port has moved and by which path: GSO and GRO in use or not,
+    /// datagrams and system calls, burst-pacing wake-ups. Shared by every socket of the port.
+    pub fn io_stats(&self) -> IoStats {
+        self.mux().io_stats()
+    }
+
     /// A second hold on the same port (both must be dropped or consumed to release it).
     pub(crate) fn share(&self) -> Bound {
         let mux = self.mux();
@@ -582,6 +588,12 @@ impl Listener {
     /// `net.core.rmem_max` / `wmem_max` cap it).
     pub fn udp_buffers(&self) -> BufferSizes {
         self.mux.buffers
+    }
+
+    /// What this socket's UDP port has moved and by which path: GSO and GRO in use or not,
+    /// datagrams and system calls, burst-pacing wake-ups. Shared by every socket of the port.
+    pub fn io_stats(&self) -> IoStats {
+        self.mux.io_stats()
     }
 
     /// The options accepted sockets inherit.
@@ -857,6 +869,12 @@ impl Socket {
     /// What the kernel granted for the UDP socket buffers.
     pub fn udp_buffers(&self) -> BufferSizes {
         self.mux.buffers
+    }
+
+    /// What this socket's UDP port has moved and by which path: GSO and GRO in use or not,
+    /// datagrams and system calls, burst-pacing wake-ups. Shared by every socket of the port.
+    pub fn io_stats(&self) -> IoStats {
+        self.mux.io_stats()
     }
 
     /// Non-blocking mode for both directions: reads and writes that would wait fail with
