@@ -99,7 +99,11 @@ run_pair() { # name server-binary client-binary extra-args...
 }
 run_pair stream_dropin_to_udt4 "$real" "$dropin" --bytes 100000000
 run_pair stream_udt4_to_dropin "$dropin" "$real" --bytes 100000000
-run_pair message_dropin_to_udt4 "$real" "$dropin" --mode message --bytes 20000000 --msg-size 9000 --vary-sizes
+# --inorder: peer.cpp checks each message at its place in the sequence, and a message sent
+# without the flag may overtake a lost one (UDT4 delivers it as soon as it is complete; one
+# packet lost on a busy loopback then failed this check). Unordered messages are covered by
+# message_unordered_lossy_udt4_to_ours_cli of the interop suite, run below with this peer.
+run_pair message_dropin_to_udt4 "$real" "$dropin" --mode message --bytes 20000000 --msg-size 9000 --vary-sizes --inorder
 run_pair message_udt4_to_dropin "$dropin" "$real" --mode message --bytes 20000000 --msg-size 9000 --vary-sizes --inorder
 run_pair bidir_dropin_udt4 "$real" "$dropin" --bytes 30000000 --bidir
 

@@ -20,6 +20,11 @@
 //! binary (e.g. the release one) instead of the one Cargo built for the tests, and
 //! `UDT_INTEROP_PEER=path` another build of the peer (scripts/test-c.sh passes `peer.cpp` built
 //! against our C++ drop-in, so the suite then checks the drop-in against our engine).
+//!
+//! Both I/O paths of our binary meet UDT4 in every run: about half of the tests (chosen by a
+//! hash of the test's name) start our `udt` processes with `UDT_GSO=off` (plain
+//! `sendmmsg`/`recvmmsg`), the others with GSO and GRO on. `UDT_INTEROP_OFFLOAD=on` or `off`
+//! runs every test one way.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::UdpSocket;
@@ -272,9 +277,33 @@ fn reader<R: Read + Send + 'static>(
     })
 }
 
+/// Whether the current test runs our processes with the offloads forced off: as
+/// `UDT_INTEROP_OFFLOAD` says (`on`, `off`), else for about half of the tests, by a hash of
+/// the test's name (libtest names each test's thread after it), so that a given test always
+/// takes the same path.
+fn offloads_off() -> bool {
+    match std::env::var("UDT_INTEROP_OFFLOAD").as_deref() {
+        Ok("on") => false,
+        Ok("off") => true,
+        _ => {
+            let name = thread::current().name().unwrap_or("").to_owned();
+            // FNV-1a: stable across runs and Rust versions, unlike `DefaultHasher`.
+            let h = name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+                (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+            });
+            h & 1 == 1
+        }
+    }
+}
+
 impl Proc {
     fn spawn(name: &str, program: &Path, args: &[String]) -> Proc {
+        Proc::spawn_env(name, program, args, &[])
+    }
+
+    fn spawn_env(name: &str, program: &Path, args: &[String], env: &[(&str, &str)]) -> Proc {
         let mut cmd = Command::new(program);
+        cmd.envs(env.iter().copied());
         cmd.args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -293,7 +322,10 @@ impl Proc {
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start {name} ({}): {e}", program.display()));
         eprintln!(
-            "[interop] start {name}: {} {}",
+            "[interop] start {name}: {}{} {}",
+            env.iter()
+                .map(|(k, v)| format!("{k}={v} "))
+                .collect::<String>(),
             program.display(),
             args.join(" ")
         );
@@ -320,7 +352,12 @@ impl Proc {
     }
 
     fn ours(name: &str, args: &[&str]) -> Proc {
-        Proc::spawn(name, &udt_bin(), &strings(args))
+        let env: &[(&str, &str)] = if offloads_off() {
+            &[("UDT_GSO", "off")]
+        } else {
+            &[]
+        };
+        Proc::spawn_env(name, &udt_bin(), &strings(args), env)
     }
 
     fn running(&mut self) -> bool {
