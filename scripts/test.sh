@@ -19,18 +19,25 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # --- checks ----------------------------------------------------------------------------------
-echo "== format"
+# Each stage prints its wall time when the next begins, so that a slow CI run shows where.
+stage_start=$SECONDS; stage_name=""
+stage() {
+  [ -z "$stage_name" ] || echo "   ($stage_name: $((SECONDS - stage_start)) s)"
+  stage_name="$1"; stage_start=$SECONDS; [ -z "$1" ] || echo "== $1"
+}
+stage "format"
 cargo fmt --all -- --check
-echo "== lint"
+stage "lint"
 cargo clippy --workspace --all-targets --features udt/tokio --quiet -- -D warnings
-echo "== tests (unit, property, integration, scaled-down paper scenarios, interop with UDT4 4.11)"
+stage "tests (unit, property, integration, scaled-down paper scenarios, interop with UDT4 4.11)"
 cargo test --workspace --features udt/tokio --quiet
-echo "== C API and UDT4 C++ drop-in (valgrind, peer.cpp against real UDT4, interop suite)"
+stage "C API and UDT4 C++ drop-in (valgrind, peer.cpp against real UDT4, interop suite)"
 scripts/test-c.sh
-echo "== Java binding (Maven, JUnit 5, interop with udt perf and UDT4 4.11)"
+stage "Java binding (Maven, JUnit 5, interop with udt perf and UDT4 4.11)"
 bash bindings/java/test.sh
-echo "== Python package (pytest, asyncio, Ctrl-C, interop with udt perf and UDT4 4.11)"
+stage "Python package (pytest, asyncio, Ctrl-C, interop with udt perf and UDT4 4.11)"
 bash bindings/python/test.sh
-echo "== fuzzing (six libFuzzer targets built on stable, 10 s each; docs/fuzzing.md)"
+stage "fuzzing (six libFuzzer targets built on stable, 10 s each; docs/fuzzing.md)"
 scripts/fuzz.sh 10
-echo "== all tests passed"
+stage ""
+echo "== all tests passed in $SECONDS s"
