@@ -89,6 +89,12 @@ pub struct LinkSpec {
     /// With `ack_coalesce_us`: largest batch of packets reaching a sender (0 = no limit).
     #[serde(default)]
     pub ack_coalesce_pkts: u32,
+    /// Burst pacing of senders, as the runtime (`crates/udt`) paces by default: a sender's
+    /// paced sends are served at most once per this many µs, and each serving sends back to
+    /// back every packet that fell due since (the engine's lateness debt keeps the average
+    /// rate). 0 = every packet at its own time, to the nanosecond.
+    #[serde(default)]
+    pub sender_burst_us: f64,
 }
 
 /// How packets reaching one host are batched: held from the first packet of a batch until

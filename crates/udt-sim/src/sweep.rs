@@ -82,6 +82,9 @@ pub struct PathSpec {
     /// See [`LinkSpec::ack_coalesce_pkts`].
     #[serde(default)]
     pub ack_coalesce_pkts: u32,
+    /// See [`LinkSpec::sender_burst_us`].
+    #[serde(default)]
+    pub sender_burst_us: f64,
     /// See [`LinkSpec::jitter_ms`].
     #[serde(default)]
     pub jitter_ms: f64,
@@ -359,6 +362,7 @@ impl SweepSpec {
             rx_coalesce_pkts: p.rx_coalesce_pkts,
             ack_coalesce_us: p.ack_coalesce_us,
             ack_coalesce_pkts: p.ack_coalesce_pkts,
+            sender_burst_us: p.sender_burst_us,
         }
     }
 

@@ -91,6 +91,13 @@ struct Node {
     batch: Vec<InFlight>,
     /// Number of the current batch (incremented at every flush).
     batch_no: u64,
+    /// Burst pacing quantum of a sender, ns (0 = per-packet pacing); see
+    /// [`LinkSpec::sender_burst_us`](crate::scenario::LinkSpec::sender_burst_us).
+    burst_ns: Nanos,
+    /// Whether the armed timer is a paced send (served under the burst quantum).
+    timer_paced: bool,
+    /// When a paced send last woke this node, ns.
+    last_paced_ns: Option<Nanos>,
 }
 
 /// Per-flow application state and measurements.
@@ -279,6 +286,12 @@ impl World {
                     coalescing,
                     batch: Vec::new(),
                     batch_no: 0,
+                    burst_ns: match role {
+                        Role::Sender => (scenario.link.sender_burst_us.max(0.0) * 1000.0) as Nanos,
+                        Role::Receiver => 0,
+                    },
+                    timer_paced: false,
+                    last_paced_ns: None,
                 });
             }
             world.flows.push(Flow {
@@ -383,6 +396,9 @@ impl World {
                         continue; // superseded
                     }
                     node.timer_at = None;
+                    if node.timer_paced {
+                        node.last_paced_ns = Some(at);
+                    }
                     node.ep.handle_timeout(now);
                     self.service(n as usize);
                 }
@@ -546,10 +562,18 @@ impl World {
 
     fn rearm(&mut self, n: usize) {
         let node = &mut self.nodes[n];
-        let next = node
+        let mut next = node
             .ep
             .poll_timeout()
             .map(|t| (t.as_micros() * 1000).max(self.now));
+        // Burst pacing, as the runtime's I/O thread does it: a paced send waits until one
+        // quantum after the previous paced wake-up.
+        node.timer_paced = node.burst_ns > 0 && node.ep.timeout_is_paced();
+        if node.timer_paced {
+            if let (Some(t), Some(last)) = (next, node.last_paced_ns) {
+                next = Some(t.max(last + node.burst_ns));
+            }
+        }
         if next != node.timer_at {
             node.timer_at = next;
             if let Some(at) = next {
