@@ -396,7 +396,9 @@ fn send_file(
             summary.resumed_bytes += offset;
             progress.inc(offset);
             let mut sent = 0u64;
-            let r = sock.sendfile_with(&file, offset, size - offset, |b| {
+            // Pipelined: the file is read ahead and each block is hashed on its own thread
+            // once queued, overlapped with the socket queueing the next (see `udt::file`).
+            let r = sock.sendfile_blocks(&file, offset, size - offset, |b| {
                 hasher.update(b);
                 sent += b.len() as u64;
                 progress.inc(b.len() as u64);
