@@ -532,7 +532,7 @@ fn receive_file(
 
     let mut received = 0u64;
     // Pipelined: each block is written and hashed on another thread while the socket
-    // receives the next (see `udt::file`).
+    // receives the next (see `udt::file`; why one hashing thread and no rayon: `send.rs`).
     let r = sock.recvfile_blocks(&part, offset, size - offset, |b| {
         hasher.update(b);
         received += b.len() as u64;
