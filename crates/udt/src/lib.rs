@@ -47,7 +47,7 @@ mod udp;
 
 pub use bsd_socket::{BsdSocket, Family, Udt4Status};
 pub use error::{Error, Result};
-pub use file::FILE_BLOCK_SIZE;
+pub use file::{FILE_BLOCK_SIZE, PIPELINE_BLOCKS};
 pub use poll::{PollEvent, Poller, Source};
 pub use readiness::Readiness;
 pub use socket::{

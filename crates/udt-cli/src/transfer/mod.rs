@@ -2,8 +2,9 @@
 //!
 //! The sender walks its paths (`scp -r` naming: `a/b/tree` arrives as `DIR/tree/...`) and
 //! offers each directory and file to the receiver over one stream connection
-//! ([`protocol`]). File data moves with `Socket::sendfile_with`/`recvfile_with` through a
-//! bounded block buffer and is hashed (BLAKE3) on the fly on both sides. The receiver writes
+//! ([`protocol`]). File data moves with `Socket::sendfile_blocks`/`recvfile_blocks`, a
+//! pipeline of a few recycled block buffers, and is hashed (BLAKE3) on the fly on both sides,
+//! on a thread of its own that overlaps with the transfer. The receiver writes
 //! `.NAME.udt-part` and renames it to `NAME` only once the digests match; a later run finds
 //! the partial file and, once the sender has checked the digest of that prefix against its
 //! own file, continues from its end.

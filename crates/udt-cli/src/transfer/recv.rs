@@ -531,7 +531,9 @@ fn receive_file(
     progress.inc(offset);
 
     let mut received = 0u64;
-    let r = sock.recvfile_with(&part, offset, size - offset, |b| {
+    // Pipelined: each block is written and hashed on another thread while the socket
+    // receives the next (see `udt::file`; why one hashing thread and no rayon: `send.rs`).
+    let r = sock.recvfile_blocks(&part, offset, size - offset, |b| {
         hasher.update(b);
         received += b.len() as u64;
         progress.inc(b.len() as u64);
