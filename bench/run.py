@@ -41,6 +41,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 
 
+def mss_args(a):
+    """`--mss N` for our perf tool and UDT4's, when --mss is set."""
+    return ["--mss", str(a.mss)] if a.mss else []
+
+
 # ---------------------------------------------------------------------------------------------
 # Processes
 
@@ -193,13 +198,13 @@ def conn_lines(srv):
 def run_ours(a, tmp, ports, tag, nbytes=None, parallel=1, seconds=None):
     port = ports.take()
     srv_argv = [a.udt, "perf", "server", "--port", str(port), "--bind", "127.0.0.1",
-                "--json", "--interval", "0"]
+                "--json", "--interval", "0"] + mss_args(a)
     if parallel == 1:
         srv_argv.append("--once")
     srv = Proc(srv_argv, tmp, tag + "-srv")
     wait_listening(port, "udp", srv)
     cli_argv = [a.udt, "perf", "client", f"127.0.0.1:{port}", "--json", "--interval", "0",
-                "--parallel", str(parallel)]
+                "--parallel", str(parallel)] + mss_args(a)
     cli_argv += ["--bytes", str(nbytes)] if nbytes else ["--time", str(seconds)]
     cli = Proc(cli_argv, tmp, tag + "-cli").wait(a.timeout)
     if parallel == 1:
@@ -240,7 +245,7 @@ def run_udt4(a, tmp, ports, tag, nbytes=None, parallel=1, seconds=None, buf=0, c
     """UDT4 server; UDT4 client unless `client` is "ours" (our sender into their receiver)."""
     port = ports.take()
     srv_argv = [a.udt4_perf, "server", "--port", str(port), "--bind", "127.0.0.1",
-                "--conns", str(parallel)]
+                "--conns", str(parallel)] + mss_args(a)
     if a.udt4_verify:
         srv_argv.append("--verify")
     if buf:
@@ -249,9 +254,9 @@ def run_udt4(a, tmp, ports, tag, nbytes=None, parallel=1, seconds=None, buf=0, c
     wait_listening(port, "udp", srv)
     if client == "ours":
         cli_argv = [a.udt, "perf", "client", f"127.0.0.1:{port}", "--json", "--interval", "0",
-                    "--parallel", str(parallel)]
+                    "--parallel", str(parallel)] + mss_args(a)
     else:
-        cli_argv = [a.udt4_perf, "client", f"127.0.0.1:{port}", "--parallel", str(parallel)]
+        cli_argv = [a.udt4_perf, "client", f"127.0.0.1:{port}", "--parallel", str(parallel)] + mss_args(a)
         if buf:
             cli_argv += ["--buf", str(buf)]
     cli_argv += ["--bytes", str(nbytes)] if nbytes else ["--time", str(seconds)]
@@ -538,6 +543,8 @@ def main():
     ap.add_argument("--ptime", type=float, default=10.0, help="seconds of the parallel test")
     ap.add_argument("--conns", type=int, default=1000)
     ap.add_argument("--idle", type=float, default=5.0, help="idle seconds before measuring CPU")
+    ap.add_argument("--mss", type=int, default=0,
+                    help="UDT_MSS of every UDT run, both ends (0: the default, 1500)")
     ap.add_argument("--udt4-buf", type=int, default=0,
                     help="also run UDT4 with UDT and UDP buffers raised to this many bytes")
     ap.add_argument("--no-udt4-verify", dest="udt4_verify", action="store_false",

@@ -2,8 +2,8 @@
 // with the payload of `udt perf` (the byte at stream offset i is i mod 251), so the two can be
 // compared side by side (bench/run.py) and even crossed (their client, our server).
 //
-//   udt4-perf server --port P [--bind ADDR] [--verify] [--conns N] [--buf BYTES]
-//   udt4-perf client HOST:PORT (--bytes N | --time S) [--parallel K] [--buf BYTES]
+//   udt4-perf server --port P [--bind ADDR] [--verify] [--conns N] [--buf BYTES] [--mss BYTES]
+//   udt4-perf client HOST:PORT (--bytes N | --time S) [--parallel K] [--buf BYTES] [--mss BYTES]
 //
 // The server accepts connections concurrently (one thread per connection), receives until the
 // peer closes and discards the data (checking every byte with --verify), and prints one JSON
@@ -68,6 +68,13 @@ void set_buffers(UDTSOCKET s, int buf) {
         die("setsockopt buffers");
 }
 
+// --mss: UDT_MSS (bytes of an IP packet, 1500 by default); both ends must set it, since the
+// handshake settles on the smaller of the two.
+void set_mss(UDTSOCKET s, int mss) {
+    if (mss <= 0) return;
+    if (UDT::setsockopt(s, 0, UDT_MSS, &mss, sizeof mss) == UDT::ERROR) die("setsockopt UDT_MSS");
+}
+
 struct Stats {
     long long retrans = 0, loss = 0;
     double rtt_ms = 0;
@@ -93,6 +100,7 @@ struct ServerOpts {
     bool verify = false;
     long conns = 0;  // 0 = forever
     int buf = 0;
+    int mss = 0;
 };
 
 struct Totals {
@@ -141,6 +149,7 @@ int server(const ServerOpts& o) {
     UDTSOCKET l = UDT::socket(AF_INET, SOCK_STREAM, 0);
     if (l == UDT::INVALID_SOCK) die("socket");
     set_buffers(l, o.buf);
+    set_mss(l, o.mss);
     sockaddr_in me{};
     me.sin_family = AF_INET;
     me.sin_port = htons((uint16_t)o.port);
@@ -189,6 +198,7 @@ struct ClientOpts {
     double time = 0;  // > 0: send for this many seconds instead of `bytes`
     int parallel = 1;
     int buf = 0;
+    int mss = 0;
 };
 
 struct ConnResult {
@@ -206,6 +216,7 @@ void send_one(const ClientOpts& o, const sockaddr_storage& peer, socklen_t plen,
     UDTSOCKET s = UDT::socket(peer.ss_family, SOCK_STREAM, 0);
     if (s == UDT::INVALID_SOCK) die("socket");
     set_buffers(s, o.buf);
+    set_mss(s, o.mss);
     if (UDT::connect(s, (const sockaddr*)&peer, (int)plen) == UDT::ERROR) die("connect");
     const size_t chunk = 1 << 20;
     unsigned long long off = 0;
@@ -270,8 +281,8 @@ int client(const ClientOpts& o) {
 
 [[noreturn]] void usage() {
     std::fprintf(stderr,
-                 "usage: udt4-perf server --port P [--bind ADDR] [--verify] [--conns N] [--buf B]\n"
-                 "       udt4-perf client HOST:PORT (--bytes N | --time S) [--parallel K] [--buf B]\n");
+                 "usage: udt4-perf server --port P [--bind ADDR] [--verify] [--conns N] [--buf B] [--mss B]\n"
+                 "       udt4-perf client HOST:PORT (--bytes N | --time S) [--parallel K] [--buf B] [--mss B]\n");
     std::exit(2);
 }
 
@@ -306,6 +317,7 @@ int main(int argc, char** argv) {
             else if (a == "--verify") o.verify = true;
             else if (a == "--conns") o.conns = (long)parse_num(next());
             else if (a == "--buf") o.buf = (int)parse_num(next());
+            else if (a == "--mss") o.mss = (int)parse_num(next());
             else usage();
         }
         rc = server(o);
@@ -319,6 +331,7 @@ int main(int argc, char** argv) {
             else if (a == "--time") o.time = std::atof(next());
             else if (a == "--parallel") o.parallel = (int)parse_num(next());
             else if (a == "--buf") o.buf = (int)parse_num(next());
+            else if (a == "--mss") o.mss = (int)parse_num(next());
             else if (target.empty() && a[0] != '-') target = a;
             else usage();
         }

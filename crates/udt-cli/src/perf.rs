@@ -70,6 +70,10 @@ struct ServerArgs {
     /// Cipher the client proposes with --secret.
     #[arg(long, value_enum, default_value_t = CipherArg::Aes256Gcm)]
     cipher: CipherArg,
+    /// Maximum segment size, bytes of an IP packet (UDT_MSS; both ends must allow it, the
+    /// handshake takes the smaller). The default is 1500.
+    #[arg(long)]
+    mss: Option<u32>,
 }
 
 #[derive(Args, Debug)]
@@ -118,12 +122,24 @@ struct ClientArgs {
     /// Cipher the client proposes with --secret.
     #[arg(long, value_enum, default_value_t = CipherArg::Aes256Gcm)]
     cipher: CipherArg,
+    /// Maximum segment size, bytes of an IP packet (UDT_MSS; both ends must allow it, the
+    /// handshake takes the smaller). The default is 1500.
+    #[arg(long)]
+    mss: Option<u32>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum CipherArg {
     Aes256Gcm,
     Chacha20Poly1305,
+}
+
+/// `builder` with `--mss` applied, if given.
+fn with_mss(builder: Builder, mss: Option<u32>) -> Builder {
+    match mss {
+        Some(m) => builder.mss(m),
+        None => builder,
+    }
 }
 
 /// The encryption of `udt perf` for `--secret`/`--cipher`.
@@ -316,8 +332,9 @@ fn server(a: ServerArgs) -> anyhow::Result<()> {
     let builder = match a.mode {
         Some(m) => Builder::new().kind(kind(m)),
         None => Builder::new().accept_any_kind(true),
-    }
-    .encryption(perf_encryption(
+    };
+    let builder = with_mss(builder, a.mss);
+    let builder = builder.encryption(perf_encryption(
         a.secret.as_deref(),
         a.cipher,
         udt::EncryptionMode::Preferred,
@@ -443,7 +460,7 @@ fn server(a: ServerArgs) -> anyhow::Result<()> {
 
 /// `udt perf server --rendezvous`: one connection, met rather than accepted.
 fn rendezvous_server(a: &ServerArgs, peer: &str) -> anyhow::Result<()> {
-    let builder = Builder::new()
+    let builder = with_mss(Builder::new(), a.mss)
         .kind(kind(a.mode.unwrap_or(Mode::Stream)))
         .encryption(perf_encryption(
             a.secret.as_deref(),
@@ -621,7 +638,7 @@ fn client(a: ClientArgs) -> anyhow::Result<()> {
     if a.parallel == 0 {
         bail!("--parallel must be at least 1");
     }
-    let mut builder = Builder::new()
+    let mut builder = with_mss(Builder::new(), a.mss)
         .kind(kind(a.mode))
         .congestion_control_by_name(&a.cc)
         .with_context(|| format!("unknown congestion control {:?}", a.cc))?;
