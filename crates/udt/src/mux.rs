@@ -678,10 +678,13 @@ fn io_loop(mux: Arc<Mux>, port: UdpPort) {
         if streaming && !sending {
             coalesce(&mux, deadline);
         } else if paced && quantum > 0 {
-            // Burst pacing: not sooner than one quantum after the last paced wake-up.
+            // Burst pacing: not sooner than one quantum after the last paced wake-up. A send
+            // already due (the pass stopped at TX_PER_PASS, or the thread is behind) goes at
+            // once: waiting would only add to the lateness.
+            let now = mux.clock.now();
             let d = deadline.map(|d| match last_paced_wake {
-                Some(w) => d.max(w.plus_micros(quantum)),
-                None => d,
+                Some(w) if d > now => d.max(w.plus_micros(quantum)),
+                _ => d,
             });
             if wait(&mux, &port, d, false, false) {
                 last_paced_wake = Some(mux.clock.now());
