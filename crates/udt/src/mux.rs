@@ -805,6 +805,7 @@ impl Mux {
 /// (on loopback that inflated the RTT to tens of milliseconds). What is left stays due, so the
 /// next pass comes at once.
 fn transmit(st: &mut State, now: Instant, port: &UdpPort, sb: &mut SendBatch) {
+    sb.allow_gso(st.ep.paced_connection_count() <= 1);
     for _ in 0..TX_PER_PASS {
         let Some(t) = st.ep.poll_transmit(now, sb.next_buf()) else {
             return;

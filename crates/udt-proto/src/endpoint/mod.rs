@@ -822,6 +822,12 @@ impl Endpoint {
         self.paced_conns > 0
     }
 
+    /// How many connections have a paced data send pending (data waiting and room to send
+    /// it).
+    pub fn paced_connection_count(&self) -> usize {
+        self.paced_conns
+    }
+
     /// Writes the next datagram due at `now` into `buf` (at least the largest MSS in use minus
     /// 28 bytes; 65 536 always suffices) and says where it goes.
     pub fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
