@@ -34,6 +34,22 @@ use crate::{Error, Result, Socket};
 pub const FILE_BLOCK_SIZE: usize = 1 << 20;
 
 impl Socket {
+    /// Receives until `buf` is full, the connection ends or an error occurs: `recv` returns
+    /// what has arrived, often a few packets, and one file write per packet would cost far
+    /// more system calls than one per block. Returns the bytes received and what stopped it
+    /// early, if anything.
+    fn fill_block(&self, buf: &mut [u8]) -> (usize, Option<Error>) {
+        let mut filled = 0;
+        while filled < buf.len() {
+            match self.recv(&mut buf[filled..]) {
+                Ok(0) => return (filled, Some(Error::ConnectionLost)),
+                Ok(n) => filled += n,
+                Err(e) => return (filled, Some(e)),
+            }
+        }
+        (filled, None)
+    }
+
     /// Sends exactly `len` bytes of `file`, starting at byte `offset`, over this stream socket;
     /// returns the number of bytes sent (`len`).
     ///
@@ -116,23 +132,7 @@ impl Socket {
         let mut done = 0u64;
         while done < len {
             let want = block_len(len - done);
-            // Fill the whole block before writing: `recv` returns what has arrived, often a
-            // few packets, and one write per packet would cost far more system calls.
-            let mut filled = 0;
-            let mut failure = None;
-            while filled < want {
-                match self.recv(&mut buf[filled..want]) {
-                    Ok(0) => {
-                        failure = Some(Error::ConnectionLost);
-                        break;
-                    }
-                    Ok(n) => filled += n,
-                    Err(e) => {
-                        failure = Some(e);
-                        break;
-                    }
-                }
-            }
+            let (filled, failure) = self.fill_block(&mut buf[..want]);
             // Keep what did arrive even when the connection failed: a resumed transfer
             // continues from it.
             if filled > 0 {
@@ -326,22 +326,8 @@ impl Socket {
                 }
                 let Ok(mut buf) = free_rx.recv() else { break };
                 let want = block_len(len - done);
-                // Fill the whole block before handing it on: `recv` returns what has arrived,
-                // often a few packets, and one write per packet would cost far more calls.
-                let mut filled = 0;
-                while filled < want {
-                    match self.recv(&mut buf[filled..want]) {
-                        Ok(0) => {
-                            failure = Some(Error::ConnectionLost);
-                            break;
-                        }
-                        Ok(n) => filled += n,
-                        Err(e) => {
-                            failure = Some(e);
-                            break;
-                        }
-                    }
-                }
+                let (filled, failed) = self.fill_block(&mut buf[..want]);
+                failure = failed;
                 // Keep what did arrive even when the connection failed: a resumed transfer
                 // continues from it.
                 if filled > 0 {

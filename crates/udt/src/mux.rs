@@ -824,7 +824,6 @@ fn transmit(st: &mut State, now: Instant, port: &UdpPort, sb: &mut SendBatch) {
 /// and spinning or waking for each would cost more CPU than all the real work. Returns true
 /// when the deadline was reached (rather than a datagram or a wake-up ending the wait).
 fn wait(mux: &Mux, port: &UdpPort, deadline: Option<Instant>, spin: bool, lazy: bool) -> bool {
-    let paced = spin;
     let deadline = match deadline {
         Some(d) if lazy => Some(Instant::from_micros(
             d.as_micros().div_ceil(TIMER_GRID_US) * TIMER_GRID_US,
@@ -849,10 +848,10 @@ fn wait(mux: &Mux, port: &UdpPort, deadline: Option<Instant>, spin: bool, lazy: 
                 revents: 0,
             },
         ];
-        let margin = if paced { SPIN_US } else { 0 };
-        let spin = paced && left_us.is_some_and(|l| l <= SPIN_US);
+        let margin = if spin { SPIN_US } else { 0 };
+        let spin_now = spin && left_us.is_some_and(|l| l <= SPIN_US);
         let timeout = match left_us {
-            _ if spin => libc::timespec {
+            _ if spin_now => libc::timespec {
                 tv_sec: 0,
                 tv_nsec: 0,
             },
@@ -880,7 +879,7 @@ fn wait(mux: &Mux, port: &UdpPort, deadline: Option<Instant>, spin: bool, lazy: 
             // Nothing scheduled: re-check the exit condition now and then.
             return false;
         }
-        if spin {
+        if spin_now {
             std::hint::spin_loop();
         }
     }

@@ -135,21 +135,7 @@ impl UdpPort {
         if socket.send_buffer_size()? / 2 < send_buf {
             force_buffer(socket, libc::SO_SNDBUFFORCE, send_buf);
         }
-        let one: libc::c_int = 1;
-        // SAFETY: setsockopt with a pointer to a live c_int and its exact size.
-        let rc = unsafe {
-            libc::setsockopt(
-                socket.as_raw_fd(),
-                libc::SOL_SOCKET,
-                SO_TIMESTAMPNS,
-                (&one as *const libc::c_int).cast(),
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            )
-        };
-        if rc != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(())
+        set_int_option(socket.as_raw_fd(), libc::SOL_SOCKET, SO_TIMESTAMPNS, 1)
     }
 
     /// Turns on the offloads this process may use (see `offload.rs`): GSO needs nothing on
@@ -159,7 +145,7 @@ impl UdpPort {
             return;
         }
         self.counters.gso.store(true, Ordering::Relaxed);
-        let gro = offload::set_int_option(self.fd(), offload::SOL_UDP, offload::UDP_GRO, 1).is_ok();
+        let gro = set_int_option(self.fd(), offload::SOL_UDP, offload::UDP_GRO, 1).is_ok();
         self.counters.gro.store(gro, Ordering::Relaxed);
     }
 
@@ -218,9 +204,7 @@ impl UdpPort {
     /// were refused.
     pub(crate) fn send(&self, batch: &mut SendBatch) -> usize {
         let mut gso = self.counters.gso.load(Ordering::Relaxed);
-        batch
-            .flush_fd(self.fd(), &mut gso, &self.counters)
-            .unwrap_or_default()
+        batch.flush_fd(self.fd(), &mut gso, &self.counters)
     }
 }
 
@@ -228,14 +212,29 @@ impl UdpPort {
 /// silently without CAP_NET_ADMIN.
 fn force_buffer(socket: &Socket, option: libc::c_int, bytes: usize) {
     let size = libc::c_int::try_from(bytes).unwrap_or(libc::c_int::MAX);
+    let _ = set_int_option(socket.as_raw_fd(), libc::SOL_SOCKET, option, size);
+}
+
+/// Sets an integer socket option, returning the OS error on failure.
+pub(crate) fn set_int_option(
+    fd: RawFd,
+    level: libc::c_int,
+    name: libc::c_int,
+    value: libc::c_int,
+) -> io::Result<()> {
     // SAFETY: setsockopt with a pointer to a live c_int and its exact size.
-    unsafe {
+    let rc = unsafe {
         libc::setsockopt(
-            socket.as_raw_fd(),
-            libc::SOL_SOCKET,
-            option,
-            (&size as *const libc::c_int).cast(),
+            fd,
+            level,
+            name,
+            (&value as *const libc::c_int).cast(),
             std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        );
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
     }
 }
