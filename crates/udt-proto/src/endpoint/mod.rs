@@ -571,33 +571,42 @@ impl Endpoint {
     }
 
     /// Processes one datagram that arrived from `from`.
+    ///
+    /// Only the destination is read before the datagram reaches its connection: an encrypted
+    /// connection's control bodies are ciphertext until opened, and the parser's field checks
+    /// (an ACK's number below 2^31, a NAK's ranges in order) would refuse half of them at
+    /// random.
     pub fn handle_datagram(&mut self, now: Instant, from: SocketAddr, datagram: &[u8]) {
-        let packet = match Packet::parse(datagram) {
-            Ok(p) => p,
-            Err(_) => {
-                self.stats.malformed += 1;
-                return;
-            }
+        let Some(dst) = Packet::peek_destination(datagram) else {
+            self.stats.malformed += 1;
+            return;
         };
-        let dst = packet.destination();
-        let tail = handshake_tail(&packet, datagram);
         if dst == SocketId::REQUEST {
-            self.handle_request(now, from, &packet, tail);
+            match Packet::parse(datagram) {
+                Ok(packet) => {
+                    let tail = handshake_tail(&packet, datagram);
+                    self.handle_request(now, from, &packet, tail);
+                }
+                Err(_) => self.stats.malformed += 1,
+            }
             return;
         }
         let slot = self.conns.slot(dst);
         match slot.and_then(|slot| self.conns.at_mut(slot, dst)) {
             Some(conn) if conn.accepts_from(from) => {
-                // An encrypted connection's packets are opened before they are parsed.
-                match conn.open_datagram(datagram, &mut self.scratch) {
-                    Opened::Clear => conn.handle_packet_with_tail(now, &packet, tail),
-                    Opened::Plain(n) => match Packet::parse(&self.scratch[..n]) {
-                        Ok(p) => conn.handle_packet(now, &p),
-                        Err(_) => self.stats.malformed += 1,
-                    },
+                let handled = match conn.open_datagram(datagram, &mut self.scratch) {
+                    Opened::Clear => Packet::parse(datagram).map(|packet| {
+                        let tail = handshake_tail(&packet, datagram);
+                        conn.handle_packet_with_tail(now, &packet, tail);
+                    }),
+                    Opened::Plain(n) => Packet::parse(&self.scratch[..n])
+                        .map(|packet| conn.handle_packet(now, &packet)),
                     Opened::Dropped => return,
+                };
+                match handled {
+                    Ok(()) => self.after_op(dst, slot.expect("found by slot")),
+                    Err(_) => self.stats.malformed += 1,
                 }
-                self.after_op(dst, slot.expect("found by slot"));
             }
             Some(_) => {
                 self.stats.unroutable += 1;
