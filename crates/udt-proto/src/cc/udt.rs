@@ -11,7 +11,8 @@
 //!
 //! 1. **Loss is congestion only when the path shows congestion**: the RTT has risen above its
 //!    10 s minimum by a queueing threshold (1.5 ms, 4 packets' time or 2 RTTVar, whichever
-//!    is largest) and the queue is at least half the fullest seen in
+//!    is largest; 4 ms for a flow under 0.9 of a credible capacity, which cannot have built
+//!    the queue itself) and the queue is at least half the fullest seen in
 //!    the last seconds (a DropTail queue drops when full; random loss strikes at any level),
 //!    or more than 5 % of the packets of the last round trips were lost. Otherwise the loss
 //!    is taken for random loss (a noisy link): the packets are retransmitted and the rate
@@ -62,6 +63,14 @@ const QUEUE_THRESHOLD_RTT_VARS: f64 = 2.0;
 /// overflows without a delay signal, and random loss of a few percent is already more than
 /// any link layer worth using delivers.
 const CONGESTION_LOSS_FRACTION: f64 = 0.05;
+/// A flow sending below this fraction of a credible link capacity cannot have built a queue
+/// itself...
+const OWN_QUEUE_RATE_FRACTION: f64 = 0.9;
+/// ... so a loss counts as congestion only over a queue of this many µs, which others keep
+/// (TCP fills the whole buffer). Below it, a lasting RTT rise of 1.5–2.2 ms is what a busy
+/// host adds at 60–80 % of 1 Gbit/s (`udt relay`, two cores shared by sender, relay and
+/// receiver), with no packet queued at the bottleneck.
+const OTHERS_QUEUE_THRESHOLD_US: f64 = 4000.0;
 /// A loss with the queue at least this fraction of the fullest recently seen is congestion.
 const QUEUE_FULL_FRACTION: f64 = 0.5;
 /// A loss within the hold after a decrease still counts when the queue is at least this
@@ -69,26 +78,35 @@ const QUEUE_FULL_FRACTION: f64 = 0.5;
 /// as TCP does when it shares the queue), so the congestion persists.
 const QUEUE_STILL_FULL_FRACTION: f64 = 0.9;
 
-/// The loss fraction over the last two intervals of about a round trip each: new packets
-/// sent (sequence numbers, so retransmissions do not count) and packets reported lost for the
-/// first time. The receiver finds gaps in the order packets arrive, so a first report is
-/// always beyond the last one counted; a report of older packets is a repeat (the receiver's
-/// NAK timer, or a lost retransmission) and does not count again. Counting repeats read 1 %
-/// random loss at 100 ms as 5–20 % (every missing packet is reported again each NAK interval)
-/// and set off decreases that no queue justified.
+/// The loss fraction over the last two intervals of about a round trip each: packets first
+/// reported lost, over the packets they were lost among. The receiver finds gaps in the order
+/// packets arrive, so a first report is always beyond the last one counted; a report of older
+/// packets is a repeat (the receiver's NAK timer, or a lost retransmission) and does not count
+/// again. Counting repeats read 1 % random loss at 100 ms as 5–20 % (every missing packet is
+/// reported again each NAK interval) and set off decreases that no queue justified.
+///
+/// The packets lost among are the larger of two counts over the same interval: new packets
+/// sent, and sequence numbers the receiver's reports moved past (from the last loss counted
+/// to the newest). Sent packets alone fail when the sender stops: reports describe packets
+/// sent a round trip earlier, and a sender whose window is full behind a hole sends almost
+/// nothing for a while (through `udt relay` at 1 % loss, 12 losses reported while 16 packets
+/// were sent read as 37 %, and a decrease followed about once a second). The span alone fails
+/// when two random losses fall close together (2 % of them at 0.1 % loss fall within 20
+/// packets, and read as 5 %).
 #[derive(Clone, Debug, Default)]
 struct LossFraction {
-    /// (when, sent, lost) at the start of the current interval and of the one before.
-    current: (Instant, u64, u64),
-    previous: (Instant, u64, u64),
-    /// The latest totals seen.
-    latest: (u64, u64),
+    /// (when, sent, examined, lost) at the start of the current interval and of the one
+    /// before.
+    current: (Instant, u64, u64, u64),
+    previous: (Instant, u64, u64, u64),
     /// The highest sequence number counted as lost, and the sender's sequence number when the
     /// counts were last brought up to date.
     lost_edge: Option<SeqNo>,
     sent_mark: Option<SeqNo>,
-    /// New packets sent, and packets first reported lost, since the start.
+    /// Since the start: new packets sent, sequence numbers from the first loss counted to
+    /// `lost_edge`, and packets first reported lost among them.
     sent: u64,
+    examined: u64,
     lost: u64,
 }
 
@@ -107,29 +125,29 @@ impl LossFraction {
                 _ => r.first,
             };
             self.lost += u64::from(first.range_len(r.last));
+            self.examined += match self.lost_edge {
+                Some(edge) => edge.offset_to(r.last).max(0) as u64,
+                None => u64::from(first.range_len(r.last)),
+            };
             self.lost_edge = Some(r.last);
         }
-        self.update(now, interval_us, self.sent, self.lost);
-    }
-
-    /// Records the totals at `now`, starting a new interval every `interval_us`.
-    fn update(&mut self, now: Instant, interval_us: u64, sent: u64, lost: u64) {
-        self.latest = (sent, lost);
         if now.micros_since(self.current.0) >= interval_us {
             self.previous = self.current;
-            self.current = (now, sent, lost);
+            self.current = (now, self.sent, self.examined, self.lost);
         }
     }
 
-    /// Lost over sent since the start of the previous interval (0 with fewer than 100
-    /// packets sent).
+    /// Lost over the packets lost among since the start of the previous interval (0 with
+    /// fewer than 100 of those).
     fn fraction(&self) -> f64 {
-        let sent = self.latest.0.saturating_sub(self.previous.1);
-        let lost = self.latest.1.saturating_sub(self.previous.2);
-        if sent < 100 {
+        let sent = self.sent.saturating_sub(self.previous.1);
+        let examined = self.examined.saturating_sub(self.previous.2);
+        let lost = self.lost.saturating_sub(self.previous.3);
+        let among = sent.max(examined);
+        if among < 100 {
             0.0
         } else {
-            lost as f64 / sent as f64
+            lost as f64 / among as f64
         }
     }
 }
@@ -317,16 +335,20 @@ impl UdtCc {
     /// threshold that grew with the RTT would let long-RTT flows keep increasing while short
     /// ones brake. At low rates a few packets already hold milliseconds.
     fn queue_building(&self, ctx: &CcContext<'_>) -> bool {
+        Self::queueing_us(ctx) >= self.queue_threshold_us(ctx)
+    }
+
+    /// The queueing delay that counts as a queue, µs (see [`UdtCc::queue_building`]).
+    fn queue_threshold_us(&self, ctx: &CcContext<'_>) -> f64 {
         let rate = self
             .credible_capacity(ctx)
             .unwrap_or(0.0)
             .max(self.best_delivery.get())
             .max(1.0);
         let noise = QUEUE_THRESHOLD_RTT_VARS * f64::from(ctx.rtt_var_us());
-        let threshold = QUEUE_THRESHOLD_US
+        QUEUE_THRESHOLD_US
             .max(QUEUE_THRESHOLD_PKTS * 1e6 / rate)
-            .max(noise);
-        Self::queueing_us(ctx) >= threshold
+            .max(noise)
     }
 
     /// True when the path shows congestion: a queue, or more loss than a noisy link causes.
@@ -336,15 +358,21 @@ impl UdtCc {
 
     /// True when a loss reported now is congestion: the queue is near the fullest seen
     /// recently (a DropTail queue drops when full; random loss strikes at any level), or more
-    /// loss than a noisy link causes.
+    /// loss than a noisy link causes. A flow well below a credible capacity needs a deeper
+    /// queue ([`OTHERS_QUEUE_THRESHOLD_US`]).
     fn loss_is_congestion(&self, ctx: &CcContext<'_>) -> bool {
         if self.loss.fraction() > CONGESTION_LOSS_FRACTION {
             return true;
         }
-        if !self.queue_building(ctx) {
-            return false;
+        let queue = Self::queueing_us(ctx);
+        let mut threshold = self.queue_threshold_us(ctx);
+        if let Some(c) = self.credible_capacity(ctx) {
+            let rate = 1e6 / ctx.pkt_snd_period_us().max(1e-3);
+            if rate < OWN_QUEUE_RATE_FRACTION * c {
+                threshold = threshold.max(OTHERS_QUEUE_THRESHOLD_US);
+            }
         }
-        Self::queueing_us(ctx) >= QUEUE_FULL_FRACTION * self.fullest_queue_us(ctx)
+        queue >= threshold && queue >= QUEUE_FULL_FRACTION * self.fullest_queue_us(ctx)
     }
 
     /// The largest queueing delay of the last [`DELIVERY_MEMORY_US`] (or ten RTTs), µs.
