@@ -56,12 +56,17 @@ pub struct ConnectionConfig {
     /// Maximum segment size, bytes, including 28 bytes of IP and UDP headers (`UDT_MSS`,
     /// default 1500). Negotiated down to the peer's value in client/server mode.
     pub mss: u32,
-    /// Largest flow window, packets (`UDT_FC`, default 25 600).
+    /// Largest flow window, packets (`UDT_FC`, default 65 536).
     pub flight_flag_size: u32,
-    /// Send buffer, packets (`UDT_SNDBUF` / payload size; default 25 600 ≈ 37 MB).
+    /// Send buffer, packets (`UDT_SNDBUF` / payload size; default 25 600 ≈ 37 MB): what the
+    /// application may queue. Packets sent and not yet acknowledged count against it only up
+    /// to half of it; beyond that the buffer grows with the window, up to the peer's flow
+    /// window (see [`crate::buffer::SendBuffer::free_pkts`]).
     pub send_buffer_pkts: u32,
-    /// Receive buffer, packets (`UDT_RCVBUF`; default 25 600 ≈ 37 MB). With 4.11's default of
-    /// 8192 packets a single flow cannot fill 1 Gb/s at 100 ms RTT, so ours is larger.
+    /// Receive buffer, packets (`UDT_RCVBUF`; default 65 536 ≈ 95 MB, taken only as packets
+    /// are held). With 4.11's default of 8192 packets a single flow cannot fill 1 Gb/s at
+    /// 100 ms RTT; with 25 600 it could not under 1 % random loss, where a hole holds the
+    /// cumulative ACK for one to three round trips and the packets behind it wait here.
     pub recv_buffer_pkts: u32,
     /// Keep sending queued data for up to this long after `close` (`UDT_LINGER`, default
     /// 180 s); `None` closes at once.
@@ -96,9 +101,9 @@ impl Default for ConnectionConfig {
         ConnectionConfig {
             kind: SocketKind::Stream,
             mss: 1500,
-            flight_flag_size: 25_600,
+            flight_flag_size: 65_536,
             send_buffer_pkts: 25_600,
-            recv_buffer_pkts: 25_600,
+            recv_buffer_pkts: 65_536,
             linger: Some(Duration::from_secs(180)),
             max_bandwidth: None,
             congestion_control: cc::by_name("udt").expect("native algorithm is registered"),

@@ -68,7 +68,14 @@ impl Connection {
             .cwnd_pkts
             .max(MIN_CWND_PKTS)
             .min(f64::from(MAX_WINDOW_PKTS)) as u64;
-        unacked < u64::from(self.flow_window).min(cwnd)
+        // Our own flight flag size bounds the window too (4.11 uses the peer's alone): the send
+        // buffer lets packets in flight grow past its capacity with the window, and a peer that
+        // advertised a huge flow window and never acknowledged would otherwise choose how much
+        // memory that takes.
+        let flow = self
+            .flow_window
+            .min(self.config.flight_flag_size.max(MIN_CWND_PKTS as u32));
+        unacked < u64::from(flow).min(cwnd)
     }
 
     /// True when a packet could be sent as soon as pacing allows.

@@ -35,6 +35,9 @@ pub struct Datagram<'a> {
 /// Useful both to drop chosen packets and to observe the traffic.
 pub type Filter = Box<dyn FnMut(&Datagram<'_>) -> bool>;
 
+/// Sees each datagram as it reaches its node (see [`Net::on_arrival`]).
+pub type Observer = Box<dyn FnMut(&Datagram<'_>)>;
+
 /// Impairments applied to every datagram.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Impairment {
@@ -83,6 +86,9 @@ pub struct Net {
     /// Optional filter applied to every routed datagram before the impairments (see
     /// [`Filter`]); `None` (the default) lets everything through.
     pub filter: Option<Filter>,
+    /// Optional observer of every datagram as it reaches its node (after the impairments);
+    /// `None` (the default) observes nothing.
+    pub on_arrival: Option<Observer>,
 }
 
 impl Net {
@@ -99,6 +105,7 @@ impl Net {
             rng: ChaCha8Rng::seed_from_u64(seed),
             buf: vec![0u8; 65_536],
             filter: None,
+            on_arrival: None,
         }
     }
 
@@ -259,6 +266,14 @@ impl Net {
             }
             self.delivered += 1;
             served[p.to] = true;
+            if let Some(observe) = self.on_arrival.as_mut() {
+                observe(&Datagram {
+                    now,
+                    from: p.from,
+                    to: self.nodes[p.to].addr,
+                    data: &p.data,
+                });
+            }
             self.nodes[p.to].ep.handle_datagram(now, p.from, &p.data);
         }
         for (n, &served) in self.nodes.iter_mut().zip(&served) {
