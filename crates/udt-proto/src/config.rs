@@ -56,12 +56,14 @@ pub struct ConnectionConfig {
     /// Maximum segment size, bytes, including 28 bytes of IP and UDP headers (`UDT_MSS`,
     /// default 1500). Negotiated down to the peer's value in client/server mode.
     pub mss: u32,
-    /// Largest flow window, packets (`UDT_FC`, default 65 536).
+    /// Largest flow window, packets (`UDT_FC`, default 65 536): what this side advertises at
+    /// most, and the most it keeps in flight itself whatever the peer advertises.
     pub flight_flag_size: u32,
     /// Send buffer, packets (`UDT_SNDBUF` / payload size; default 25 600 ≈ 37 MB): what the
     /// application may queue. Packets sent and not yet acknowledged count against it only up
-    /// to half of it; beyond that the buffer grows with the window, up to the peer's flow
-    /// window (see [`crate::buffer::SendBuffer::free_pkts`]).
+    /// to half of it; beyond that the buffer grows with the window, which the peer's flow
+    /// window and our own [`ConnectionConfig::flight_flag_size`] bound (see
+    /// [`crate::buffer::SendBuffer::free_pkts`]).
     pub send_buffer_pkts: u32,
     /// Receive buffer, packets (`UDT_RCVBUF`; default 65 536 ≈ 95 MB, taken only as packets
     /// are held). With 4.11's default of 8192 packets a single flow cannot fill 1 Gb/s at

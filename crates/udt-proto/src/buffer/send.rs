@@ -94,7 +94,7 @@ impl SendBuffer {
 
     /// Blocks that can still be queued: the capacity less the unsent blocks and the sent ones
     /// up to half the capacity. Sent blocks beyond that do not count, so the buffer grows with
-    /// the window (which the flow window bounds) while the application can still queue half
+    /// the window (which the flow window and the flight flag size bound) while the application can still queue half
     /// the capacity: under random loss a hole holds the cumulative ACK for a round trip or
     /// more, and the unacknowledged blocks reach three to four bandwidth-delay products
     /// (33 000 packets at 1 Gbit/s and 100 ms) although the path holds one.
