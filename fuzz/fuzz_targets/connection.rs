@@ -32,11 +32,14 @@ use udt_proto::{
 
 const RCVBUF: u32 = 64;
 const SNDBUF: u32 = 64;
+/// Flight flag size: the most a side keeps in flight, which bounds how far its send buffer
+/// grows past `SNDBUF` (packets in flight beyond half of it do not count against it).
+const FLIGHT: u32 = 256;
 const BACKLOG: usize = 2;
 /// Datagrams kept in flight per direction; older ones are dropped.
 const MAX_IN_FLIGHT: usize = 4096;
 /// Datagrams one endpoint may emit at one instant (a full control queue plus windows).
-const MAX_BURST: usize = 4096 + 4 * (RCVBUF + SNDBUF) as usize + 64;
+const MAX_BURST: usize = 4096 + 4 * (RCVBUF + SNDBUF + FLIGHT) as usize + 64;
 
 struct Side {
     addr: SocketAddr,
@@ -81,6 +84,7 @@ fn config(kind: SocketKind) -> ConnectionConfig {
         kind,
         recv_buffer_pkts: RCVBUF,
         send_buffer_pkts: SNDBUF,
+        flight_flag_size: FLIGHT,
         linger: Some(core::time::Duration::from_secs(2)),
         ..Default::default()
     }
@@ -240,7 +244,7 @@ impl World {
             let kind = self.kind;
             let read = s.read;
             if let Some(mut c) = s.ep.connection_mut(s.conn) {
-                assert!(c.send_buffer_pkts() <= SNDBUF as usize);
+                assert!(c.send_buffer_pkts() <= (SNDBUF + FLIGHT) as usize);
                 let st = c.stats(now, false);
                 if kind == SocketKind::Stream {
                     let held = st.total.bytes_recv - read;
