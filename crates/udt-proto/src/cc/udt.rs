@@ -321,6 +321,11 @@ impl UdtCc {
         u64::from(ctx.rtt_us()).max(crate::time::SYN_US)
     }
 
+    /// The sending rate the current period sets, packets/s.
+    fn sending_rate_pps(ctx: &CcContext<'_>) -> f64 {
+        1e6 / ctx.pkt_snd_period_us().max(1e-3)
+    }
+
     fn memory_us(ctx: &CcContext<'_>) -> u64 {
         (10 * u64::from(ctx.rtt_us())).max(DELIVERY_MEMORY_US)
     }
@@ -372,7 +377,7 @@ impl UdtCc {
         let queue = Self::queueing_us(ctx);
         let mut threshold = self.queue_threshold_us(ctx);
         if let Some(c) = self.credible_capacity(ctx) {
-            let rate = 1e6 / ctx.pkt_snd_period_us().max(1e-3);
+            let rate = Self::sending_rate_pps(ctx);
             if rate < OWN_QUEUE_RATE_FRACTION * c {
                 threshold = threshold.max(OTHERS_QUEUE_THRESHOLD_US);
             }
@@ -414,7 +419,7 @@ impl UdtCc {
         let c = match self.credible_capacity(ctx) {
             Some(c) => c,
             None => {
-                let rate = 1e6 / ctx.pkt_snd_period_us().max(1e-3);
+                let rate = Self::sending_rate_pps(ctx);
                 if rate < RECOVERY_BELOW * best {
                     best
                 } else {
@@ -517,7 +522,7 @@ impl UdtCc {
     /// then the delivery bound.
     fn rate_control(&mut self, ctx: &mut CcContext<'_>, ack: SeqNo) {
         self.last_rc_clock = ctx.now();
-        let rate = 1e6 / ctx.pkt_snd_period_us().max(1e-3);
+        let rate = Self::sending_rate_pps(ctx);
         if rate < RECOVERY_BELOW * self.best_delivery.get() || self.queue_building(ctx) {
             self.probing_since = None;
         } else if self.probing_since.is_none() {
@@ -539,7 +544,7 @@ impl UdtCc {
         if recent_random {
             // From the sending rate, not the delivery rate: a window that followed delivery
             // would cap delivery, which would lower the window.
-            let rate = 1e6 / ctx.pkt_snd_period_us().max(1e-3);
+            let rate = Self::sending_rate_pps(ctx);
             let rtt = f64::from(ctx.rtt_us()) + crate::time::SYN_US as f64;
             // Holes last longer the more retransmissions are lost too, so the window grows
             // with the loss fraction, up to twice as many BDPs at 1 %.
