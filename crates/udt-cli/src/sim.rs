@@ -21,7 +21,7 @@ pub struct SimArgs {
     /// Cells simulated at once (default: the number of CPUs).
     #[arg(long)]
     jobs: Option<usize>,
-    /// Seed of every random choice (default: the scenario's `seed`, else 1).
+    /// Seed of every random choice (default: the scenario's or sweep's `seed`, else 1).
     #[arg(long)]
     seed: Option<u64>,
     /// Write the full report as JSON to this file ("-" for standard output).
@@ -79,8 +79,11 @@ fn run_sweep(args: &SimArgs) -> anyhow::Result<()> {
     use udt_sim::sweep::{table, Shape, SweepSpec};
     let text = std::fs::read_to_string(&args.scenario)
         .with_context(|| format!("cannot read sweep {}", args.scenario.display()))?;
-    let spec = SweepSpec::from_toml(&text)
+    let mut spec = SweepSpec::from_toml(&text)
         .with_context(|| format!("invalid sweep {}", args.scenario.display()))?;
+    if let Some(seed) = args.seed {
+        spec.seed = seed;
+    }
     let jobs = args
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));

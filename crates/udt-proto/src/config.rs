@@ -56,7 +56,7 @@ pub struct ConnectionConfig {
     /// Maximum segment size, bytes, including 28 bytes of IP and UDP headers (`UDT_MSS`,
     /// default 1500). Negotiated down to the peer's value in client/server mode.
     pub mss: u32,
-    /// Largest flow window, packets (`UDT_FC`, default 25 600): what this side advertises at
+    /// Largest flow window, packets (`UDT_FC`, default 65 536; 4.11's is 25 600): what this side advertises at
     /// most, and the most it keeps in flight itself whatever the peer advertises.
     pub flight_flag_size: u32,
     /// Send buffer, packets (`UDT_SNDBUF` / payload size; default 25 600 ≈ 37 MB): what the
@@ -65,13 +65,12 @@ pub struct ConnectionConfig {
     /// window and our own [`ConnectionConfig::flight_flag_size`] bound (see
     /// [`crate::buffer::SendBuffer::free_pkts`]).
     pub send_buffer_pkts: u32,
-    /// Receive buffer, packets (`UDT_RCVBUF`; default 25 600 ≈ 37 MB, taken only as packets
+    /// Receive buffer, packets (`UDT_RCVBUF`; default 65 536 ≈ 95 MB, taken only as packets
     /// are held). With 4.11's default of 8192 packets a single flow cannot fill 1 Gb/s at
     /// 100 ms RTT. Under 1 % random loss at that BDP a hole holds the cumulative ACK for one
-    /// to three round trips and 65 536 packets would serve better (0.47–0.58 of the link
-    /// against 0.38 in one run through `udt relay`), but slow start then overshot a one-BDP queue by up to
-    /// that window where its exit signals failed (`udt demo`: 30 000 packets dropped), so the
-    /// default stays until slow start exits on its own.
+    /// to three round trips, so the window behind holes reaches several BDPs: through
+    /// `udt relay` 25 600 packets gave 0.38 of the link there, 65 536 0.47–0.64. (Slow start
+    /// does not run to this window: it ends on the path's own signals.)
     pub recv_buffer_pkts: u32,
     /// Keep sending queued data for up to this long after `close` (`UDT_LINGER`, default
     /// 180 s); `None` closes at once.
@@ -106,9 +105,9 @@ impl Default for ConnectionConfig {
         ConnectionConfig {
             kind: SocketKind::Stream,
             mss: 1500,
-            flight_flag_size: 25_600,
+            flight_flag_size: 65_536,
             send_buffer_pkts: 25_600,
-            recv_buffer_pkts: 25_600,
+            recv_buffer_pkts: 65_536,
             linger: Some(Duration::from_secs(180)),
             max_bandwidth: None,
             congestion_control: cc::by_name("udt").expect("native algorithm is registered"),

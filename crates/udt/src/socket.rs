@@ -67,8 +67,8 @@ impl Default for Builder {
 }
 
 impl Builder {
-    /// Default options: stream socket, MSS 1500, 25 600-packet buffers, linger 180 s, native
-    /// congestion control.
+    /// Default options: stream socket, MSS 1500, a 65 536-packet receive buffer and flow
+    /// window, a 25 600-packet send buffer, linger 180 s, native congestion control.
     pub fn new() -> Self {
         Self::default()
     }

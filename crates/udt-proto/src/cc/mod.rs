@@ -63,9 +63,10 @@ pub struct CcInputs {
     pub rtt_var_us: u32,
     /// Smoothed link capacity estimate, packets per second.
     pub bandwidth_pps: u32,
-    /// The peer's latest ACK carried a capacity estimate. Ours sends none (0) while packets
-    /// reach it in clumps, when packet pairs cannot be timed; [`CcInputs::bandwidth_pps`] then
-    /// keeps its last value.
+    /// The peer's latest ACK carried a capacity estimate that can be trusted: enough packet
+    /// pairs are behind it, and [`CcInputs::bandwidth_pps`] has caught up with it. Ours sends
+    /// none (0) while packets reach it in clumps, when packet pairs cannot be timed;
+    /// [`CcInputs::bandwidth_pps`] then keeps its last value.
     pub capacity_reported: bool,
     /// Packets per second the peer acknowledged over the last round trip (at least
     /// [`DELIVERY_WINDOW_MIN_US`]), measured by the sender from the progress of ACKs; 0 until

@@ -21,7 +21,7 @@
 //!
 //! [`NativeConfig::slow_start_bdp_exit`] is our one change to 4.11's behaviour in the default
 //! configuration: 4.11 leaves slow start only on the first loss or when the window reaches the
-//! peer's flow window (25 600 packets by default), so on a path whose bandwidth-delay product
+//! peer's flow window (25 600 packets by default in 4.11), so on a path whose bandwidth-delay product
 //! is smaller than that it overshoots by up to a window and loses thousands of packets in one
 //! round trip. With the switch on, slow start also ends once the window holds one round trip
 //! at the rate the receiver reports (see [`NativeCc`]); [`NativeConfig::udt4`] leaves it off.

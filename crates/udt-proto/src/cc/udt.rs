@@ -215,6 +215,19 @@ impl Plateau {
     }
 }
 
+/// The start-up after slow start (see [`UdtCc::startup_recovery`]).
+#[derive(Clone, Copy, Debug)]
+struct Startup {
+    /// When slow start ended.
+    left_at: Instant,
+    /// Packets in flight over the RTT when a queue ended slow start, packets/s.
+    pipe_pps: Option<f64>,
+    /// A target is known and the rate is being raised towards it.
+    recovering: bool,
+    /// Last step towards the target.
+    last_step: Instant,
+}
+
 /// A maximum over a sliding time window, kept as a few sub-window maxima.
 #[derive(Clone, Debug, Default)]
 struct WindowedMax {
@@ -257,6 +270,8 @@ pub struct UdtCc {
     random_losses: u64,
     /// Last slow-start rate-control event.
     last_ss_event: Instant,
+    /// The start-up after slow start, until it reaches its target or meets congestion.
+    startup: Option<Startup>,
     /// Last congestion-avoidance rate-control event.
     last_rc_clock: Instant,
     /// When the last congestion event began.
@@ -303,6 +318,7 @@ impl UdtCc {
             probing_since: None,
             plateau: Plateau::default(),
             max_rtt: WindowedMax::default(),
+            startup: None,
         }
     }
 
@@ -459,17 +475,22 @@ impl UdtCc {
             }
             return;
         }
+        if let Some(bound) = self.delivery_bound_pps(ctx) {
+            let floor_period = 1e6 / bound;
+            if ctx.pkt_snd_period_us() < floor_period {
+                ctx.set_pkt_snd_period_us(floor_period);
+            }
+        }
+    }
+
+    /// The rate bound of [`UdtCc::bound_rate`] without a credible capacity, packets/s: the
+    /// best recent delivery rate plus [`RATE_HEADROOM`] while a queue builds; none otherwise.
+    fn delivery_bound_pps(&self, ctx: &CcContext<'_>) -> Option<f64> {
         if !self.queue_building(ctx) {
-            return;
+            return None;
         }
         let best = self.best_delivery.get().max(ctx.delivery_rate_pps());
-        if best <= 0.0 {
-            return;
-        }
-        let floor_period = 1e6 / (best * (1.0 + RATE_HEADROOM));
-        if ctx.pkt_snd_period_us() < floor_period {
-            ctx.set_pkt_snd_period_us(floor_period);
-        }
+        (best > 0.0).then_some(best * (1.0 + RATE_HEADROOM))
     }
 
     fn adjusted_inputs(&self, ctx: &CcContext<'_>) -> CcInputs {
@@ -530,6 +551,7 @@ impl UdtCc {
         }
         let inputs = self.adjusted_inputs(ctx);
         self.native.on_ack(&mut ctx.with_inputs(&inputs), ack);
+        self.startup_recovery(ctx);
         self.bound_rate(ctx);
         // The window counts packets not yet cumulatively acknowledged, and a packet behind a
         // hole stays so until the retransmission fills it, a round trip later (more when the
@@ -557,8 +579,56 @@ impl UdtCc {
         }
     }
 
+    /// After slow start, until the first congestion decrease: a rate below
+    /// [`STARTUP_TARGET_FRACTION`] of the pipe slow start saw closes [`STARTUP_CLOSE_PER_SYN`]
+    /// of the gap every SYN, unless a queue shows.
+    fn startup_recovery(&mut self, ctx: &mut CcContext<'_>) {
+        let capacity = self.credible_capacity(ctx);
+        let Some(startup) = &mut self.startup else {
+            return;
+        };
+        // The pipe slow start saw, or a credible capacity (which may come only later: the
+        // receiver's estimate takes about 530 packets and ten ACKs to settle); the lower of
+        // the two when both.
+        let target = match (startup.pipe_pps, capacity) {
+            (Some(p), Some(c)) => p.min(c),
+            (p, c) => match p.or(c) {
+                Some(t) => t,
+                None => return,
+            },
+        };
+        startup.recovering = true;
+        // One step per SYN (rate control also runs on every ACK).
+        if ctx.now().micros_since(startup.last_step) < crate::time::SYN_US {
+            return;
+        }
+        startup.last_step = ctx.now();
+        let target = STARTUP_TARGET_FRACTION * target;
+        let rate = Self::sending_rate_pps(ctx);
+        let lifetime = (STARTUP_MAX_RTTS * u64::from(ctx.rtt_us())).max(STARTUP_MAX_US);
+        if rate >= target || ctx.now().micros_since(startup.left_at) > lifetime {
+            self.startup = None;
+            return;
+        }
+        if self.queue_building(ctx) {
+            return;
+        }
+        let rate = rate + STARTUP_CLOSE_PER_SYN * (target - rate);
+        ctx.set_pkt_snd_period_us(1e6 / rate);
+    }
+
     /// Leaves slow start at the rate the path has shown it can carry.
     fn leave_slow_start(&mut self, ctx: &mut CcContext<'_>) {
+        // When a queue ended slow start the path was full: the packets in flight over the RTT
+        // that showed the queue are what the pipe holds.
+        let pipe_pps = (self.queue_building(ctx) && ctx.last_rtt_us() > 0)
+            .then(|| f64::from(ctx.inflight_pkts()) * 1e6 / f64::from(ctx.last_rtt_us()));
+        self.startup = Some(Startup {
+            left_at: ctx.now(),
+            pipe_pps,
+            recovering: false,
+            last_step: ctx.now(),
+        });
         let best = self.best_delivery.get();
         let rtt = f64::from(ctx.min_rtt_us().max(1)) / 1e6;
         let window_rate = ctx.cwnd_pkts() / rtt.max(1e-6);
@@ -573,6 +643,17 @@ impl UdtCc {
         } else {
             f64::from(ctx.rcv_rate_pps())
         };
+        // The delivery bound applies from the next rate-control event on; applied here too,
+        // the rate slow start leaves with is the one the native algorithm remembers as the
+        // last decrease's. Otherwise that remembered rate was above the bounded one, and
+        // the native rule that caps the increase at a ninth of the capacity below it held a
+        // 100 Mb/s, 100 ms flow at 2 Mb/s more per second for 15 s.
+        let rate = match self.credible_capacity(ctx) {
+            None => self
+                .delivery_bound_pps(ctx)
+                .map_or(rate, |bound| rate.min(bound)),
+            Some(_) => rate,
+        };
         self.native.leave_slow_start(ctx, rate);
     }
 }
@@ -582,13 +663,23 @@ impl UdtCc {
 /// [`WINDOW_FULL_LOSS_FRACTION`]. The rate still paces every packet; the window only has to
 /// stay out of the way. With 4 at 1 % loss, a 1 Gb/s, 100 ms path stalled on a full window
 /// behind holes: 0.77–0.79 of the link in the simulator and 0.36 through `udt relay`; with 8,
-/// 0.83–0.84 and 0.70 (with a 65 536-packet receive buffer; the default 25 600 caps the
-/// window first there). With 8 at any loss, a
-/// 10 Mb/s, 10 ms path without random loss retransmitted 1.2 % instead of 0.7 % (each
-/// timeout's go-back-N resends the whole window).
+/// 0.83–0.84 and 0.70 (with the default 65 536-packet receive buffer; 25 600 caps the
+/// window first there). With 8 at any loss, a 10 Mb/s, 10 ms path without random loss
+/// retransmitted 1.2 % instead of 0.7 % (each timeout's go-back-N resends the whole window).
 const WINDOW_BDPS: f64 = 4.0;
 /// Loss fraction at which the random-loss window is twice [`WINDOW_BDPS`].
 const WINDOW_FULL_LOSS_FRACTION: f64 = 0.01;
+
+/// The start-up recovers to this fraction of the pipe slow start saw: that estimate read
+/// 0.89–1.22 of the link in the simulator (the window counts packets sent at twice the rate
+/// in the last round trip).
+const STARTUP_TARGET_FRACTION: f64 = 0.9;
+/// The start-up lasts at most this many RTTs...
+const STARTUP_MAX_RTTS: u64 = 20;
+/// ... or this long, µs, whichever is longer.
+const STARTUP_MAX_US: u64 = 2_000_000;
+/// Fraction of the gap to the start-up target closed every SYN (half of it in 0.35 s).
+const STARTUP_CLOSE_PER_SYN: f64 = 0.02;
 
 /// Gain of the linear increase (see [`IncreaseRule::Linear`]).
 const INCREASE_GAIN: f64 = 3.0;
@@ -669,6 +760,17 @@ impl CongestionControl for UdtCc {
             }
         }
         self.last_decrease = Some(ctx.now());
+        // Congestion ends the start-up once it is recovering towards a target; a decrease
+        // within two round trips of slow start's end is slow start's own queue draining, not
+        // a sign that the pipe is smaller than it looked.
+        let settle = 2 * u64::from(ctx.rtt_us()) + crate::time::SYN_US;
+        if self
+            .startup
+            .as_ref()
+            .is_some_and(|s| s.recovering && ctx.now().micros_since(s.left_at) >= settle)
+        {
+            self.startup = None;
+        }
         self.probing_since = None;
         let inputs = self.adjusted_inputs(ctx);
         self.native.on_loss(&mut ctx.with_inputs(&inputs), losses);
@@ -686,6 +788,7 @@ impl CongestionControl for UdtCc {
     }
 
     fn on_timeout(&mut self, ctx: &mut CcContext<'_>) {
+        self.startup = None;
         if self.native.in_slow_start() {
             self.leave_slow_start(ctx);
             return;

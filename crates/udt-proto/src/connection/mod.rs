@@ -139,9 +139,11 @@ pub struct Connection {
     arrival_rate_pps: u32,
     /// Link capacity, smoothed, packets per second.
     bandwidth_pps: u32,
-    /// The peer's latest ACK carried a capacity estimate (ours sends none while packets reach
-    /// it in clumps).
+    /// The peer's latest ACK carried a capacity estimate that can be trusted (see
+    /// `sender::capacity_settled`; ours sends none while packets reach it in clumps).
     capacity_reported: bool,
+    /// The peer's capacity reports have settled once (see `sender::capacity_settled`).
+    capacity_settled: bool,
     /// The peer signalled an error; the next send fails once.
     peer_error: bool,
     /// The application found the send buffer full; signal `Writable` when space appears.
@@ -261,6 +263,7 @@ impl Connection {
             arrival_rate_pps: 16,
             bandwidth_pps: 1,
             capacity_reported: false,
+            capacity_settled: false,
             peer_error: false,
             send_blocked: false,
             warning_stretch: 1.0,

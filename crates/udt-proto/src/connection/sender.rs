@@ -257,10 +257,18 @@ impl Connection {
                 if r.arrival_pps > 0 {
                     self.arrival_rate_pps = smooth(self.arrival_rate_pps, r.arrival_pps);
                 }
-                self.capacity_reported = r.capacity_pps > 0;
                 if r.capacity_pps > 0 {
                     self.bandwidth_pps = smooth(self.bandwidth_pps, r.capacity_pps);
                 }
+                // Settling is a start-up matter: once the smoothed value has caught up, later
+                // swings of the report (pairs broken by loss) do not withdraw it.
+                self.capacity_settled = self.capacity_settled
+                    || capacity_settled(
+                        r.capacity_pps,
+                        self.bandwidth_pps,
+                        self.delivery.acked_pkts(),
+                    );
+                self.capacity_reported = r.capacity_pps > 0 && self.capacity_settled;
             }
             self.stats.count(|c| c.pkt_recv_ack += 1);
             self.with_cc(now, |cc, ctx| cc.on_ack(ctx, ack));
@@ -393,6 +401,29 @@ fn ceil_to_u64(x: f64) -> u64 {
 }
 
 /// The sender's smoothing of receiver-reported rates: `(7·old + new) / 8`.
+/// Packets the peer must have acknowledged before its capacity reports count: a receiver's
+/// packet-pair window (ours and 4.11's: 64 intervals) starts filled with a made-up 1 ms, and
+/// its median is made of real pairs only once more than half of it is, one pair per 16
+/// packets.
+const CAPACITY_SETTLED_ACKED_PKTS: u64 =
+    16 * (crate::estimate::receive_rate::PROBE_WINDOW as u64 / 2 + 1);
+
+/// How far the smoothed capacity may be from the latest report for it to count, as a fraction
+/// of the report.
+const CAPACITY_SETTLED_FRACTION: f64 = 0.125;
+
+/// True when a capacity report (`reported`, packets/s; 0 = none) can be trusted: enough pairs
+/// are behind it ([`CAPACITY_SETTLED_ACKED_PKTS`]) and the smoothed estimate (`smoothed`) has
+/// caught up with it. When the receiver's median jumps from the made-up 1 ms to the real
+/// pairs, the smoothed value takes about ten ACKs to follow; in between it read 45 Mb/s on a
+/// 300 Mb/s path, and slow start ended there, at a sixth of the link.
+fn capacity_settled(reported: u32, smoothed: u32, acked_pkts: u64) -> bool {
+    let (r, s) = (f64::from(reported), f64::from(smoothed));
+    reported > 0
+        && acked_pkts >= CAPACITY_SETTLED_ACKED_PKTS
+        && (r - s).abs() <= CAPACITY_SETTLED_FRACTION * r
+}
+
 fn smooth(old: u32, sample: u32) -> u32 {
     ((7 * u64::from(old) + u64::from(sample)) >> 3) as u32
 }
