@@ -56,8 +56,9 @@ pub struct ConnectionConfig {
     /// Maximum segment size, bytes, including 28 bytes of IP and UDP headers (`UDT_MSS`,
     /// default 1500). Negotiated down to the peer's value in client/server mode.
     pub mss: u32,
-    /// Largest flow window, packets (`UDT_FC`, default 65 536; 4.11's is 25 600): what this side advertises at
-    /// most, and the most it keeps in flight itself whatever the peer advertises.
+    /// Largest flow window, packets (`UDT_FC`, default 65 536; 4.11's is 25 600): what this
+    /// side advertises at most, and the most it keeps in flight itself whatever the peer
+    /// advertises.
     pub flight_flag_size: u32,
     /// Send buffer, packets (`UDT_SNDBUF` / payload size; default 25 600 ≈ 37 MB): what the
     /// application may queue. Packets sent and not yet acknowledged count against it only up

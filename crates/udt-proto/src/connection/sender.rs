@@ -400,7 +400,6 @@ fn ceil_to_u64(x: f64) -> u64 {
     }
 }
 
-/// The sender's smoothing of receiver-reported rates: `(7·old + new) / 8`.
 /// Packets the peer must have acknowledged before its capacity reports count: a receiver's
 /// packet-pair window (ours and 4.11's: 64 intervals) starts filled with a made-up 1 ms, and
 /// its median is made of real pairs only once more than half of it is, one pair per 16
@@ -424,13 +423,35 @@ fn capacity_settled(reported: u32, smoothed: u32, acked_pkts: u64) -> bool {
         && (r - s).abs() <= CAPACITY_SETTLED_FRACTION * r
 }
 
+/// The sender's smoothing of receiver-reported rates: `(7·old + new) / 8`.
 fn smooth(old: u32, sample: u32) -> u32 {
     ((7 * u64::from(old) + u64::from(sample)) >> 3) as u32
 }
 
 #[cfg(test)]
 mod tests {
-    use super::ceil_to_u64;
+    use super::{capacity_settled, ceil_to_u64, smooth, CAPACITY_SETTLED_ACKED_PKTS};
+
+    #[test]
+    fn a_capacity_counts_once_enough_pairs_are_behind_it_and_the_smoothing_caught_up() {
+        let enough = CAPACITY_SETTLED_ACKED_PKTS;
+        assert!(!capacity_settled(0, 0, enough), "no report");
+        assert!(
+            !capacity_settled(25_000, 25_000, enough - 1),
+            "too few pairs"
+        );
+        assert!(capacity_settled(25_000, 25_000, enough));
+        // The receiver's median jumps from its made-up 1000 packets/s to the real 25 000:
+        // the smoothed value needs about a dozen reports to come within 1/8 of it.
+        let mut smoothed = 1_000;
+        let mut reports = 0;
+        while !capacity_settled(25_000, smoothed, enough) {
+            smoothed = smooth(smoothed, 25_000);
+            reports += 1;
+            assert!(reports < 100, "never settles");
+        }
+        assert!((10..=20).contains(&reports), "{reports} reports");
+    }
 
     #[test]
     fn ceil_to_u64_matches_the_float_ceiling() {
