@@ -108,5 +108,8 @@ run_pair message_udt4_to_dropin "$dropin" "$real" --mode message --bytes 2000000
 run_pair bidir_dropin_udt4 "$real" "$dropin" --bytes 30000000 --bidir
 
 echo "== interoperability suite with the drop-in as its peer"
-UDT_INTEROP_PEER="$dropin" cargo test --quiet -p udt-cli --test interop
+# The two killed-peer tests are left out here: with the drop-in as the peer both ends run our
+# Rust core, whose dead-peer detection the first run of this suite and udt's faults tests
+# already check, and they spend 60-100 s waiting out the idle timeout.
+UDT_INTEROP_PEER="$dropin" cargo test --quiet -p udt-cli --test interop -- --skip killed_
 echo "== C and C++ tests passed"
