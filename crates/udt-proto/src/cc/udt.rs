@@ -14,7 +14,11 @@
 //!    is largest; 4 ms for a flow under 0.9 of a credible capacity, which cannot have built
 //!    the queue itself) and the queue is at least half the fullest seen in
 //!    the last seconds (a DropTail queue drops when full; random loss strikes at any level),
-//!    or more than 5 % of the packets of the last round trips were lost. Otherwise the loss
+//!    or more than 5 % of the packets of the last round trips were lost. On a path that
+//!    loses packets with no queue (a noisy link), a loss with a queue counts only when the
+//!    last round trips lost more than twice what that background rate explains (see
+//!    `RandomLoss`): a flow alone at the link rate holds a few milliseconds of queue of its
+//!    own, and random losses there are not an overflow. Otherwise the loss
 //!    is taken for random loss (a noisy link): the packets are retransmitted and the rate
 //!    stays. Paper 000 §3.3.2's noisy-link rule ignores only the first loss of an event,
 //!    which at 0.1 % loss and 1 Gbit/s (80 losses a second) is not enough. After a decrease,
@@ -118,7 +122,16 @@ struct LossFraction {
 impl LossFraction {
     /// Counts a loss report made when the sender's latest sequence number was `curr`, and
     /// starts a new interval every `interval_us`.
-    fn on_report(&mut self, now: Instant, interval_us: u64, curr: SeqNo, losses: &[SeqRange]) {
+    /// Returns the packets it counted as first reported lost, and the sequence numbers they
+    /// were lost among (see [`RandomLoss`]).
+    fn on_report(
+        &mut self,
+        now: Instant,
+        interval_us: u64,
+        curr: SeqNo,
+        losses: &[SeqRange],
+    ) -> (u64, u64) {
+        let (lost_before, examined_before) = (self.lost, self.examined);
         if let Some(mark) = self.sent_mark {
             self.sent += mark.offset_to(curr).max(0) as u64;
         }
@@ -140,19 +153,87 @@ impl LossFraction {
             self.previous = self.current;
             self.current = (now, self.sent, self.examined, self.lost);
         }
+        (self.lost - lost_before, self.examined - examined_before)
+    }
+
+    /// Packets first reported lost since the start of the previous interval, and the packets
+    /// they were lost among.
+    fn recent(&self) -> (u64, u64) {
+        let sent = self.sent.saturating_sub(self.previous.1);
+        let examined = self.examined.saturating_sub(self.previous.2);
+        (
+            self.lost.saturating_sub(self.previous.3),
+            sent.max(examined),
+        )
     }
 
     /// Lost over the packets lost among since the start of the previous interval (0 with
     /// fewer than 100 of those).
     fn fraction(&self) -> f64 {
-        let sent = self.sent.saturating_sub(self.previous.1);
-        let examined = self.examined.saturating_sub(self.previous.2);
-        let lost = self.lost.saturating_sub(self.previous.3);
-        let among = sent.max(examined);
+        let (lost, among) = self.recent();
         if among < 100 {
             0.0
         } else {
             lost as f64 / among as f64
+        }
+    }
+}
+
+/// The path's background loss rate: losses first reported while no queue showed, over the
+/// sequence numbers they were lost among, over the last 5–10 s. A DropTail queue cannot drop
+/// while it is empty, so these losses are the link's own (a noisy link), and a congestion
+/// event must lose more than they explain.
+///
+/// Without this, a flow alone at the link rate on a lossy path (through `udt relay` at
+/// 1 Gb/s, 100 ms, one-BDP queue, 0.1 % loss) took a random loss for congestion every 3–4 s:
+/// its own few milliseconds of queue at the link rate (2–6 ms, against 100 ms the queue
+/// holds) were the fullest it had seen, and every decrease cost 5–10 s of recovery.
+#[derive(Clone, Debug, Default)]
+struct RandomLoss {
+    /// (start, lost, among) of the current bucket and the previous one.
+    current: (Instant, u64, u64),
+    previous: (u64, u64),
+}
+
+/// Length of a [`RandomLoss`] bucket, µs.
+const RANDOM_LOSS_BUCKET_US: u64 = 5_000_000;
+/// Packets a [`RandomLoss`] estimate needs behind it: at 0.1 % loss, ten losses.
+const RANDOM_LOSS_MIN_AMONG: u64 = 10_000;
+/// A loss is congestion only when the recent losses exceed this many times what the
+/// background loss rate explains, ...
+const RANDOM_LOSS_MARGIN: f64 = 2.0;
+/// ... plus this many packets (with 17 expected, as over two round trips at 1 Gb/s, 100 ms
+/// and 0.1 % loss, 37 or more happen by chance once in about 10⁵ tries; with one expected,
+/// 6 or more once in 2 000).
+const RANDOM_LOSS_SLACK_PKTS: f64 = 3.0;
+
+impl RandomLoss {
+    /// Counts `lost` packets among `among`, reported while no queue showed.
+    fn add(&mut self, now: Instant, lost: u64, among: u64) {
+        if now.micros_since(self.current.0) >= RANDOM_LOSS_BUCKET_US {
+            self.previous = (self.current.1, self.current.2);
+            self.current = (now, 0, 0);
+        }
+        self.current.1 += lost;
+        self.current.2 += among;
+    }
+
+    /// The background loss fraction, once enough packets are behind it.
+    fn fraction(&self) -> Option<f64> {
+        let lost = self.current.1 + self.previous.0;
+        let among = self.current.2 + self.previous.1;
+        (among >= RANDOM_LOSS_MIN_AMONG).then(|| lost as f64 / among as f64)
+    }
+
+    /// True when `lost` of `among` packets is more than background loss explains (always,
+    /// while no background is known).
+    fn exceeded_by(&self, lost: u64, among: u64) -> bool {
+        match self.fraction() {
+            Some(p) if p > 0.0 => {
+                let expected = p * among as f64;
+                lost as f64 > RANDOM_LOSS_MARGIN * expected + RANDOM_LOSS_SLACK_PKTS
+            }
+            _ => true,
         }
     }
 }
@@ -282,6 +363,10 @@ pub struct UdtCc {
     last_random_loss: Option<Instant>,
     /// Recent loss fraction.
     loss: LossFraction,
+    /// Background loss rate.
+    random_loss: RandomLoss,
+    /// Last loss taken for congestion (or timeout).
+    last_congestion: Option<Instant>,
     /// Since when the rate has been above the best delivery rate without congestion.
     probing_since: Option<Instant>,
     /// Slow start's check that the delivery rate still grows.
@@ -315,6 +400,8 @@ impl UdtCc {
             last_ack: SeqNo::default(),
             last_random_loss: None,
             loss: LossFraction::default(),
+            random_loss: RandomLoss::default(),
+            last_congestion: None,
             probing_since: None,
             plateau: Plateau::default(),
             max_rtt: WindowedMax::default(),
@@ -398,7 +485,10 @@ impl UdtCc {
                 threshold = threshold.max(OTHERS_QUEUE_THRESHOLD_US);
             }
         }
-        queue >= threshold && queue >= QUEUE_FULL_FRACTION * self.fullest_queue_us(ctx)
+        let (lost, among) = self.loss.recent();
+        queue >= threshold
+            && queue >= QUEUE_FULL_FRACTION * self.fullest_queue_us(ctx)
+            && self.random_loss.exceeded_by(lost, among)
     }
 
     /// The largest queueing delay of the last [`DELIVERY_MEMORY_US`] (or ten RTTs), µs.
@@ -587,15 +677,13 @@ impl UdtCc {
         let Some(startup) = &mut self.startup else {
             return;
         };
-        // The pipe slow start saw, or a credible capacity (which may come only later: the
-        // receiver's estimate takes about 530 packets and ten ACKs to settle); the lower of
-        // the two when both.
-        let target = match (startup.pipe_pps, capacity) {
-            (Some(p), Some(c)) => p.min(c),
-            (p, c) => match p.or(c) {
-                Some(t) => t,
-                None => return,
-            },
+        // A credible capacity (which may come only later: the receiver's estimate takes about
+        // 530 packets and ten ACKs to settle), else the pipe slow start saw. The pipe reads
+        // low when slow start's own bursts ended it (through `udt relay` at 1 Gb/s, 100 ms:
+        // 0.62 of the link, and the start-up ended at once); a capacity that reads high only
+        // raises the rate until a queue shows, which pauses the start-up.
+        let Some(target) = capacity.or(startup.pipe_pps) else {
+            return;
         };
         startup.recovering = true;
         // One step per SYN (rate control also runs on every ACK).
@@ -623,6 +711,10 @@ impl UdtCc {
         // that showed the queue are what the pipe holds.
         let pipe_pps = (self.queue_building(ctx) && ctx.last_rtt_us() > 0)
             .then(|| f64::from(ctx.inflight_pkts()) * 1e6 / f64::from(ctx.last_rtt_us()));
+        // Leaving slow start is the answer to the congestion that ended it: losses in the
+        // next round trip belong to it (a random loss while slow start's last bursts are still
+        // queued looked like congestion, and cut the rate to 0.7 of 1 Gb/s for seconds).
+        self.last_decrease = Some(ctx.now());
         self.startup = Some(Startup {
             left_at: ctx.now(),
             pipe_pps,
@@ -724,12 +816,25 @@ impl CongestionControl for UdtCc {
 
     fn on_loss(&mut self, ctx: &mut CcContext<'_>, losses: &[SeqRange]) {
         let interval = Self::loss_interval_us(ctx);
-        self.loss
+        let (lost, among) = self
+            .loss
             .on_report(ctx.now(), interval, ctx.snd_curr_seq(), losses);
+        // Only losses with no queue and no congestion event in the last round trips count as
+        // the link's: the losses of an overflow are reported for a round trip after it, while
+        // the decrease drains the queue (counted, they raised the background and the next
+        // overflow went further: 2 % retransmitted at 1 Gb/s, 10 ms without random loss).
+        let settle = 2 * u64::from(ctx.rtt_us()) + crate::time::SYN_US;
+        let congestion_recent = self
+            .last_congestion
+            .is_some_and(|t| ctx.now().micros_since(t) < settle);
+        if !self.queue_building(ctx) && !congestion_recent {
+            self.random_loss.add(ctx.now(), lost, among);
+        }
         if self.native.in_slow_start() {
             // A queue, or more loss than a noisy link causes: a queue of a few packets
             // overflows long before it shows in the RTT.
             if self.path_congested(ctx) {
+                self.last_congestion = Some(ctx.now());
                 self.leave_slow_start(ctx);
             } else {
                 self.random_losses += 1;
@@ -742,18 +847,26 @@ impl CongestionControl for UdtCc {
             self.last_random_loss = Some(ctx.now());
             return;
         }
+        self.last_congestion = Some(ctx.now());
         // The queue of a congestion event takes a round trip (and the ACK timer) to show the
         // decrease; losses meanwhile — random ones included, which a busy lossy path reports
         // every few milliseconds — belong to the same event and must not start new epochs.
         if let Some(at) = self.last_decrease {
             let rtt = u64::from(ctx.rtt_us());
             let since = ctx.now().micros_since(at);
-            // After one round trip, a loss that finds the queue still nearly full means the
-            // congestion persists (other flows keep it full). The round trip is the smoothed RTT, queueing included: the queue is shared, so
+            // After one round trip, a loss that finds the queue still nearly full
+            // means the congestion persists (other flows keep it full). The round trip is the
+            // smoothed RTT, queueing included: the queue is shared, so
             // flows of every propagation RTT wait about as long, and a 1 ms flow that could
             // decrease every 11 ms under a 100 ms queue got 0.68 of a 100 ms flow's share.
-            let still_full =
-                Self::queueing_us(ctx) >= QUEUE_STILL_FULL_FRACTION * self.fullest_queue_us(ctx);
+            // And only while this flow still sends faster than the path delivers it: alone above
+            // the link, a flow's own queue drains slowly after a decrease (at 1 Gb/s, 100 ms
+            // with a 100 ms queue, at 5 % of the link) and still looked full a round trip
+            // later; a second and third decrease 0.2 s apart took the rate to 0.85 of the link
+            // and emptied the queue (0.4–0.55 of the link for seconds, through `udt relay`).
+            let queue = Self::queueing_us(ctx);
+            let still_full = queue >= QUEUE_STILL_FULL_FRACTION * self.fullest_queue_us(ctx)
+                && Self::sending_rate_pps(ctx) > Self::clean_delivery(ctx);
             let first = rtt + crate::time::SYN_US;
             if since < first || (since < 2 * rtt + crate::time::SYN_US && !still_full) {
                 return;
@@ -789,11 +902,51 @@ impl CongestionControl for UdtCc {
 
     fn on_timeout(&mut self, ctx: &mut CcContext<'_>) {
         self.startup = None;
+        self.last_congestion = Some(ctx.now());
         if self.native.in_slow_start() {
             self.leave_slow_start(ctx);
             return;
         }
         let inputs = self.adjusted_inputs(ctx);
         self.native.on_timeout(&mut ctx.with_inputs(&inputs));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn background_loss_excuses_what_it_explains_and_no_more() {
+        let mut bg = RandomLoss::default();
+        // No background known yet: every loss may be congestion.
+        assert!(bg.exceeded_by(1, 17_000));
+        // 0.1 % of 20 000 packets, reported while no queue showed.
+        let t = Instant::ZERO + std::time::Duration::from_secs(1);
+        bg.add(t, 20, 20_000);
+        assert_eq!(bg.fraction(), Some(0.001));
+        // Two round trips at 1 Gb/s, 100 ms: 17 expected; 37 is the margin.
+        assert!(!bg.exceeded_by(17, 17_000));
+        assert!(!bg.exceeded_by(37, 17_000));
+        assert!(bg.exceeded_by(38, 17_000));
+        // An overflow on top (a few per cent of the packets) is congestion.
+        assert!(bg.exceeded_by(17 + 170, 17_000));
+    }
+
+    #[test]
+    fn background_loss_needs_enough_packets_and_forgets_old_buckets() {
+        let mut bg = RandomLoss::default();
+        let at = |s: u64| Instant::ZERO + std::time::Duration::from_secs(s);
+        bg.add(at(1), 5, 9_000);
+        assert_eq!(bg.fraction(), None, "9 000 packets are too few");
+        bg.add(at(2), 5, 1_000);
+        assert_eq!(bg.fraction(), Some(0.001));
+        // Two buckets later (5 s each) the old counts are gone.
+        bg.add(at(7), 0, 10_000);
+        assert_eq!(bg.fraction(), Some(10.0 / 20_000.0));
+        bg.add(at(13), 0, 10_000);
+        assert_eq!(bg.fraction(), Some(0.0));
+        // A background of zero excuses nothing.
+        assert!(bg.exceeded_by(1, 17_000));
     }
 }
