@@ -726,7 +726,8 @@ impl UdtCc {
         let window_rate = ctx.cwnd_pkts() / rtt.max(1e-6);
         // The window's rate is what the pipe held when slow start ended; the delivery rate
         // lags it by a round of doubling.
-        let rate = match self.credible_capacity(ctx) {
+        let capacity = self.credible_capacity(ctx);
+        let rate = match capacity {
             Some(c) => best.max(c.min(window_rate)),
             None => best.max(window_rate.min(SS_PACING_GAIN * best)),
         };
@@ -740,11 +741,9 @@ impl UdtCc {
         // last decrease's. Otherwise that remembered rate was above the bounded one, and
         // the native rule that caps the increase at a ninth of the capacity below it held a
         // 100 Mb/s, 100 ms flow at 2 Mb/s more per second for 15 s.
-        let rate = match self.credible_capacity(ctx) {
-            None => self
-                .delivery_bound_pps(ctx)
-                .map_or(rate, |bound| rate.min(bound)),
-            Some(_) => rate,
+        let rate = match (capacity, self.delivery_bound_pps(ctx)) {
+            (None, Some(bound)) => rate.min(bound),
+            _ => rate,
         };
         self.native.leave_slow_start(ctx, rate);
     }
