@@ -35,7 +35,8 @@
 //!    shows. While a queue builds without a credible capacity, the increase falls to its
 //!    minimum and the rate is bounded to 1/16 above the best delivery rate.
 //! 3. **Slow start ends on the path's signals, and paces.** It sends at twice the window's
-//!    rate instead of in line-rate bursts, and ends when a queue shows, when the window passes
+//!    rate instead of in line-rate bursts, and ends when a queue shows (in two events in a
+//!    row: one RTT sample can spike on a busy host), when the window passes
 //!    a credible bandwidth-delay product, when the delivery rate stops growing for three round
 //!    trips (with the window's rate over four times it), or on loss with congestion — and
 //!    leaves at the rate the path delivered.
@@ -413,6 +414,8 @@ pub struct UdtCc {
     max_rtt: WindowedMax,
     /// The early decrease before an overflow (see [`EarlyDecrease`]).
     early: EarlyDecrease,
+    /// Slow-start events in a row that showed a queue.
+    ss_queue_events: u32,
 }
 
 impl Default for UdtCc {
@@ -447,6 +450,7 @@ impl UdtCc {
             max_rtt: WindowedMax::default(),
             startup: None,
             early: EarlyDecrease::default(),
+            ss_queue_events: 0,
         }
     }
 
@@ -710,7 +714,18 @@ impl UdtCc {
             self.plateau
                 .delivery_stalled(ctx.now(), ctx.rtt_us(), self.best_delivery.get())
                 && window_rate > PLATEAU_WINDOW_RATIO * self.best_delivery.get();
-        if w > ctx.max_cwnd() || full_by_capacity || plateau || self.queue_building(ctx) {
+        // A queue ends slow start only when two events in a row (a SYN or more apart) show it:
+        // on real hosts one RTT sample can spike by twice the threshold with nothing queued
+        // (through `udt relay` with clumped delivery, a 10 ms spike at 300 Mb/s ended slow
+        // start, the pipe it measured was a third of the link, and the probe then took 5 s
+        // to reach it).
+        self.ss_queue_events = if self.queue_building(ctx) {
+            self.ss_queue_events + 1
+        } else {
+            0
+        };
+        let queue = self.ss_queue_events >= SS_QUEUE_EVENTS;
+        if w > ctx.max_cwnd() || full_by_capacity || plateau || queue {
             self.leave_slow_start(ctx);
         }
     }
@@ -864,6 +879,9 @@ const STARTUP_CLOSE_PER_SYN: f64 = 0.02;
 
 /// Gain of the linear increase (see [`IncreaseRule::Linear`]).
 const INCREASE_GAIN: f64 = 3.0;
+
+/// Slow-start events in a row that must show a queue to end slow start.
+const SS_QUEUE_EVENTS: u32 = 2;
 
 /// Slow start paces at this many times the window per RTT.
 const SS_PACING_GAIN: f64 = 2.0;
@@ -1073,10 +1091,26 @@ mod tests {
     }
 
     #[test]
+    fn a_queue_ends_slow_start_only_when_two_events_in_a_row_show_it() {
+        let mut d = Drive::new();
+        d.step(10_000, 100);
+        // One RTT sample 15 ms up (a busy host), then none: slow start goes on.
+        d.step(10_000, 115);
+        assert!(d.cc.in_slow_start());
+        d.step(10_000, 100);
+        d.step(10_000, 115);
+        assert!(d.cc.in_slow_start());
+        // A queue that stays.
+        d.step(10_000, 116);
+        assert!(!d.cc.in_slow_start());
+    }
+
+    #[test]
     fn early_decrease_answers_a_queue_the_flow_builds_before_it_overflows_again() {
         let mut d = Drive::new();
         // Slow start ends on a queue; then the 100 ms queue overflows.
         d.step(10_000, 100);
+        d.step(10_000, 130);
         d.step(10_000, 130);
         assert!(!d.cc.in_slow_start());
         for _ in 0..100 {
