@@ -443,3 +443,50 @@ fn shutdown_waits_a_grace_period_after_the_last_ack() {
         );
     }
 }
+
+/// A lost packet whose NAK is lost too is sent again by the sender's own clock, about a
+/// retransmission timeout after the ACK stopped at it: the receiver would report it again
+/// only after its NAK timer (600 ms at least), and 4.11 never does.
+#[test]
+fn a_loss_whose_report_is_lost_is_repaired_within_a_round_trip_or_two() {
+    use std::cell::Cell;
+    use std::rc::Rc;
+    let mut net = pair(5, 100, ConnectionConfig::default());
+    let (c, s) = connect(&mut net, ConnectionConfig::default());
+    let server_addr = net.addr(SERVER);
+    // The 200th data packet's first copy is lost, and so is every NAK.
+    let (first_seq, dropped_at, repaired_at) = (
+        Rc::new(Cell::new(None::<u32>)),
+        Rc::new(Cell::new(None::<u64>)),
+        Rc::new(Cell::new(None::<u64>)),
+    );
+    let (f, d, r) = (first_seq.clone(), dropped_at.clone(), repaired_at.clone());
+    net.filter = Some(Box::new(move |dg| {
+        let w0 = u32::from_be_bytes(dg.data[..4].try_into().unwrap());
+        if w0 & 0x8000_0000 != 0 {
+            // Control: drop NAKs (type 3) from the receiver.
+            return !(dg.from == server_addr && (w0 >> 16) & 0x7FFF == 3);
+        }
+        let seq = w0 & 0x7FFF_FFFF;
+        let first = *f.get().get_or_insert(seq);
+        f.set(Some(first));
+        if seq.wrapping_sub(first) == 200 {
+            if d.get().is_none() {
+                d.set(Some(dg.now.as_micros()));
+                return false;
+            }
+            if r.get().is_none() {
+                r.set(Some(dg.now.as_micros()));
+            }
+        }
+        true
+    }));
+    stream_transfer(&mut net, c, s, 2_000 * 1456, 30.0);
+    let lost = dropped_at.get().expect("packet 200 was sent");
+    let resent = repaired_at.get().expect("packet 200 was sent again");
+    let after_ms = (resent - lost) as f64 / 1e3;
+    // One round trip for the ACK to stop at the hole, then the timeout (RTT + 4·RTTVar +
+    // SYN); the NAK timer would have waited 600 ms, and EXP longer.
+    // (219 ms here; 409 ms without the sender's clock, when EXP went back N.)
+    assert!(after_ms < 300.0, "resent {after_ms:.0} ms after the loss");
+}

@@ -16,6 +16,7 @@
 mod crypt;
 mod event;
 mod handshake;
+mod head_clock;
 mod nak_timer;
 mod receiver;
 mod retx_watch;
@@ -153,6 +154,7 @@ pub struct Connection {
     warning_stretch: f64,
     /// Retransmissions not yet acknowledged (to find lost ones).
     retx_watch: retx_watch::RetxWatch,
+    head_clock: head_clock::HeadClock,
     /// How fast the peer has been acknowledging data (sender side).
     delivery: DeliveryRate,
     /// New data packets sent, over time (the same kind of history).
@@ -268,6 +270,7 @@ impl Connection {
             send_blocked: false,
             warning_stretch: 1.0,
             retx_watch: retx_watch::RetxWatch::default(),
+            head_clock: head_clock::HeadClock::default(),
             delivery: DeliveryRate::new(),
             sent_history: DeliveryRate::new(),
             min_rtt: MinRtt::new(),
@@ -855,6 +858,9 @@ impl Connection {
                     .retx_watch
                     .head_deadline(self.retx_timeout_us(), self.sndbuf.first_seq())
                 {
+                    t = t.min(r);
+                }
+                if let Some(r) = self.head_clock.deadline(self.retx_timeout_us()) {
                     t = t.min(r);
                 }
                 if let Some(send) = self.paced_send_time() {

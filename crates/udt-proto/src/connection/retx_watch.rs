@@ -64,6 +64,11 @@ impl RetxWatch {
             .map(|&(_, t)| t.plus_micros(timeout_us))
     }
 
+    /// True when packet `seq` was retransmitted and is still watched.
+    pub(super) fn watches(&self, seq: SeqNo) -> bool {
+        self.sent.iter().any(|&(s, _)| s == seq)
+    }
+
     /// Forgets everything (the connection went back N).
     pub(super) fn clear(&mut self) {
         self.sent.clear();

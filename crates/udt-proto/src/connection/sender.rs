@@ -205,6 +205,9 @@ impl Connection {
         {
             Some((len, info)) => {
                 self.sent_history.on_ack(now, 1);
+                if seq == self.sndbuf.first_seq() {
+                    self.observe_head(now);
+                }
                 self.after_data_sent(now, len, info, false);
                 DataOutcome::Sent(len)
             }
@@ -241,6 +244,7 @@ impl Connection {
         if self.sndbuf.acknowledge(ack) > 0 {
             self.snd_loss.remove_up_to(ack.prev());
             self.retx_watch.acknowledged(ack);
+            self.observe_head(now);
             self.rtt.update(a.rtt_us);
             let rtt = a.rtt_us.min(crate::estimate::rtt::MAX_RTT_SAMPLE_US);
             // Before its first ACK2 round trip a receiver reports its initial guess (100 ms,
@@ -373,11 +377,28 @@ impl Connection {
         u64::from(self.rtt.rtt_us()) + 4 * u64::from(self.rtt.var_us()) + SYN_US
     }
 
-    /// Sends again the retransmissions that went unacknowledged for a retransmission timeout
-    /// (see `retx_watch`).
+    /// Restarts the head clock if the packet the cumulative ACK waits on changed or just left
+    /// (see `head_clock`).
+    fn observe_head(&mut self, now: Instant) {
+        let head = self.sndbuf.first_seq();
+        let sent = !self.sndbuf.is_empty() && !head.is_after(self.sndbuf.last_sent_seq());
+        self.head_clock.observe(head, sent, now);
+    }
+
+    /// Sends again the packet the cumulative ACK waits on when it was lost unreported, or its
+    /// retransmission was lost (see `head_clock` and `retx_watch`).
     pub(super) fn check_lost_retransmissions(&mut self, now: Instant) {
         let head = self.sndbuf.first_seq();
-        if self.sndbuf.is_empty() || !self.retx_watch.head_lost(now, self.retx_timeout_us(), head) {
+        if self.sndbuf.is_empty() {
+            return;
+        }
+        let timeout = self.retx_timeout_us();
+        let retx_lost = self.retx_watch.head_lost(now, timeout, head);
+        // A head that was retransmitted is `retx_watch`'s to judge.
+        let unreported = !retx_lost
+            && self.head_clock.expired(now, timeout, head)
+            && !self.retx_watch.watches(head);
+        if !retx_lost && !unreported {
             return;
         }
         let was_sendable = self.has_sendable_data();
