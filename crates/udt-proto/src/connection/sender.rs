@@ -388,6 +388,9 @@ impl Connection {
     /// Sends again the packet the cumulative ACK waits on when it was lost unreported, or its
     /// retransmission was lost (see `head_clock` and `retx_watch`).
     pub(super) fn check_lost_retransmissions(&mut self, now: Instant) {
+        // The head may have moved without an ACK (dropped messages): the clock follows it
+        // here, so that its deadline is never one that cannot fire (a timer that spins).
+        self.observe_head(now);
         let head = self.sndbuf.first_seq();
         if self.sndbuf.is_empty() {
             return;
