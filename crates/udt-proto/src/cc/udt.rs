@@ -1263,6 +1263,40 @@ mod tests {
     }
 
     #[test]
+    fn after_a_decrease_the_window_covers_the_packets_held_behind_its_holes() {
+        let mut d = Drive::new();
+        d.inputs.rcv_rate_pps = 80_000;
+        d.step(10_000, 100);
+        d.step(10_000, 130);
+        d.step(10_000, 130);
+        assert!(!d.cc.in_slow_start());
+        for _ in 0..100 {
+            d.step(10_000, 100);
+        }
+        // The queue overflows: a decrease, and the ACK waits behind the holes.
+        d.inputs.rtt_us = 200_000;
+        d.step(10_000, 200);
+        d.lose_newest();
+        d.step(10_000, 200);
+        let rate = d.rate();
+        let bdp = rate * (0.2 + 0.01);
+        assert!(
+            d.controls.cwnd_pkts >= 1.9 * bdp,
+            "window {} for {bdp} packets per RTT",
+            d.controls.cwnd_pkts
+        );
+        // Once the event has settled the native window returns.
+        for _ in 0..60 {
+            d.step(10_000, 200);
+        }
+        assert!(
+            d.controls.cwnd_pkts < 1.5 * bdp,
+            "window {}",
+            d.controls.cwnd_pkts
+        );
+    }
+
+    #[test]
     fn early_decrease_answers_a_queue_the_flow_builds_before_it_overflows_again() {
         let mut d = Drive::new();
         // Slow start ends on a queue; then the 100 ms queue overflows.
