@@ -989,11 +989,12 @@ impl CongestionControl for UdtCc {
         // Losses of packets sent in slow start are its overshoot, answered when it ended. They
         // can be reported well after it: 0.25 s (2.3 round trips) later on a clumped
         // 100 Mb/s, 100 ms path, where the decrease they caused also ended the start-up, and
-        // the rate stayed at 0.65 of the link for 4 s.
+        // the rate stayed at 0.65 of the link for 4 s. A report that also names a later
+        // packet goes on (the ranges are in order).
         if self
             .ss_last_seq
-            .zip(losses.first())
-            .is_some_and(|(last, l)| !l.first.is_after(last))
+            .zip(losses.last())
+            .is_some_and(|(last, l)| !l.last.is_after(last))
         {
             return;
         }
@@ -1028,8 +1029,9 @@ impl CongestionControl for UdtCc {
         // Armed again only once this decrease has drained the queue: the queue a decrease
         // leaves drains slowly (at 1/9 of the link), and behind the overflow's holes the
         // delivery rate reads low, so a flow that had just decreased looked like one building
-        // the queue. An early decrease 0.4 s after the loss's took a 100 Mb/s, 100 ms flow to
-        // 0.82 of the link and emptied its one-BDP queue for seconds.
+        // the queue. An early decrease 0.4 s after the loss's took a 100 Mb/s, 100 ms flow's
+        // rate to 0.82 of the link and emptied its one-BDP queue: the receiver got 0.76 of the
+        // link in the next second.
         self.early.armed = false;
         // Congestion ends the start-up once it is recovering towards a target; a decrease
         // within two round trips of slow start's end is slow start's own queue draining, not
@@ -1212,7 +1214,7 @@ mod tests {
 
     #[test]
     fn losses_of_packets_sent_in_slow_start_are_not_a_new_congestion_event() {
-        let run = |lose_old: bool| {
+        let run = |lose: &str| {
             let mut d = Drive::new();
             d.step(10_000, 100);
             let sent_in_slow_start = d.inputs.snd_curr_seq;
@@ -1225,24 +1227,36 @@ mod tests {
             }
             let before = d.rate();
             // 0.3 s later (three round trips) a loss is reported.
-            if lose_old {
-                d.lose(sent_in_slow_start);
-            } else {
-                d.lose_newest();
-            }
+            let newest = d.inputs.snd_curr_seq;
+            let old = SeqRange {
+                first: sent_in_slow_start,
+                last: sent_in_slow_start,
+            };
+            let new = SeqRange {
+                first: newest,
+                last: newest,
+            };
+            let report: Vec<SeqRange> = match lose {
+                "old" => vec![old],
+                "new" => vec![new],
+                _ => vec![old, new],
+            };
+            d.with(|cc, ctx| cc.on_loss(ctx, &report));
             (before, d.rate())
         };
-        let (before, after) = run(true);
+        let (before, after) = run("old");
         assert!(
             after >= before,
             "rate {before} -> {after} on a slow-start packet's loss"
         );
-        // The same loss of a packet sent since is congestion.
-        let (before, after) = run(false);
-        assert!(
-            after < 0.95 * before,
-            "rate {before} -> {after} on a new packet's loss"
-        );
+        // The same loss of a packet sent since is congestion, alone or in the same report.
+        for lose in ["new", "both"] {
+            let (before, after) = run(lose);
+            assert!(
+                after < 0.95 * before,
+                "rate {before} -> {after} on the loss of {lose}"
+            );
+        }
     }
 
     #[test]
