@@ -1124,6 +1124,20 @@ mod tests {
             self.with(|cc, ctx| cc.on_ack(ctx, ack));
         }
 
+        /// `n` steps of [`Drive::step`], 10 ms apart.
+        fn steps(&mut self, n: usize, rtt_ms: u32) {
+            for _ in 0..n {
+                self.step(10_000, rtt_ms);
+            }
+        }
+
+        /// Ends slow start at a 50-packet flow window, with no queue.
+        fn leave_slow_start_at_flow_window(&mut self) {
+            self.inputs.max_cwnd_pkts = 50.0;
+            self.steps(2, 100);
+            assert!(!self.cc.in_slow_start());
+        }
+
         fn lose_newest(&mut self) {
             self.lose(self.inputs.snd_curr_seq);
         }
@@ -1162,23 +1176,16 @@ mod tests {
         let mut d = Drive::new();
         // Slow start ends at the flow window, with no queue (so no pipe measured) and no
         // credible capacity yet, at 20 000 packets/s.
-        d.inputs.max_cwnd_pkts = 50.0;
         d.inputs.capacity_reported = false;
         d.inputs.delivery_rate_pps = 20_000.0;
         d.inputs.sent_rate_rtt_ago_pps = 20_000.0;
-        d.step(10_000, 100);
-        d.step(10_000, 100);
-        assert!(!d.cc.in_slow_start());
-        for _ in 0..300 {
-            d.step(10_000, 100);
-        }
+        d.leave_slow_start_at_flow_window();
+        d.steps(300, 100);
         let before = d.rate();
         // Three seconds later the capacity report settles: the start-up closes most of the gap
         // to it within a second, as it would have right after slow start.
         d.inputs.capacity_reported = true;
-        for _ in 0..100 {
-            d.step(10_000, 100);
-        }
+        d.steps(100, 100);
         assert!(before < 30_000.0, "rate before {before}");
         assert!(d.rate() > 60_000.0, "rate {} a second later", d.rate());
     }
@@ -1188,22 +1195,15 @@ mod tests {
         let mut d = Drive::new();
         // Slow start ends at the flow window while the receiver's estimate still reads 0.72
         // of the link.
-        d.inputs.max_cwnd_pkts = 50.0;
         d.inputs.bandwidth_pps = 60_000;
         d.inputs.delivery_rate_pps = 55_000.0;
         d.inputs.sent_rate_rtt_ago_pps = 57_000.0;
-        d.step(10_000, 100);
-        d.step(10_000, 100);
-        assert!(!d.cc.in_slow_start());
-        for _ in 0..120 {
-            d.step(10_000, 100);
-        }
+        d.leave_slow_start_at_flow_window();
+        d.steps(120, 100);
         let early = d.rate();
         // The estimate settles at the link: the start-up, still running, follows it.
         d.inputs.bandwidth_pps = 83_000;
-        for _ in 0..100 {
-            d.step(10_000, 100);
-        }
+        d.steps(100, 100);
         assert!(early < 60_000.0, "rate {early} before the estimate settled");
         assert!(
             d.rate() > 75_000.0,
@@ -1222,9 +1222,7 @@ mod tests {
             d.step(10_000, 116);
             d.step(10_000, 116);
             assert!(!d.cc.in_slow_start());
-            for _ in 0..30 {
-                d.step(10_000, 116);
-            }
+            d.steps(30, 116);
             let before = d.rate();
             // 0.3 s later (three round trips) a loss is reported.
             let newest = d.inputs.snd_curr_seq;
@@ -1267,9 +1265,7 @@ mod tests {
         d.step(10_000, 130);
         d.step(10_000, 130);
         assert!(!d.cc.in_slow_start());
-        for _ in 0..100 {
-            d.step(10_000, 100);
-        }
+        d.steps(100, 100);
         d.step(10_000, 200);
         d.lose_newest();
         assert_eq!(d.cc.early.depth_us, Some(100_000.0));
@@ -1285,9 +1281,7 @@ mod tests {
             "the loss's decrease has not drained it yet"
         );
         // The decrease drains the queue; the flow then sends faster than the path delivers.
-        for _ in 0..30 {
-            d.step(10_000, 105);
-        }
+        d.steps(30, 105);
         d.send_at(85_000.0);
         d.step(10_000, 150);
         assert_eq!(d.cc.early_decreases(), 0, "50 ms is under 0.6 of the depth");
@@ -1302,9 +1296,7 @@ mod tests {
         }
         assert_eq!(d.cc.early_decreases(), 1);
         // Drained, then built again by a flow that sends no faster than it is delivered.
-        for _ in 0..10 {
-            d.step(10_000, 110);
-        }
+        d.steps(10, 110);
         for _ in 0..50 {
             d.send_at(79_000.0);
             d.step(10_000, 170);
