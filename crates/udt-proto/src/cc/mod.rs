@@ -34,6 +34,7 @@ use std::sync::Arc;
 use crate::stats::{InstantStats, Stats};
 
 // Everything an algorithm written outside this crate needs, in one place.
+pub use crate::estimate::CapacityEstimate;
 pub use crate::seq::{SeqNo, SeqRange};
 pub use crate::stats::PerfStats;
 pub use crate::time::Instant;
@@ -375,6 +376,12 @@ pub trait CongestionControl: Send {
     /// A custom control message (type 0x7FFF) arrived from the peer.
     fn on_custom_message(&mut self, ctx: &mut CcContext<'_>, msg: &UserDefined<'_>) {
         let _ = (ctx, msg);
+    }
+    /// The link capacity estimate this side's receiver reports in its ACKs, asked once when
+    /// the connection is made. The report feeds the peer's algorithm, not this one, but a
+    /// connection's two sides usually run the same algorithm. Default: 4.11's.
+    fn capacity_estimate(&self) -> CapacityEstimate {
+        CapacityEstimate::Udt4Mean
     }
 }
 

@@ -123,6 +123,11 @@ pub struct NativeConfig {
     /// Send each probing pair's second packet on top of the period (4.11), so the average
     /// rate is 16/15 of the period's.
     pub probe_pair_outside_rate: bool,
+    /// Scale each increase by the time since the last one in rate-control intervals (up to
+    /// two): the increase per second no longer depends on whether ACKs let a step run every
+    /// SYN or every other SYN. 4.11 steps only on an ACK at least a SYN after the last step,
+    /// so the phase of a flow's ACKs against that clock halves or doubles its increase.
+    pub time_scaled_increase: bool,
 }
 
 impl NativeConfig {
@@ -140,6 +145,7 @@ impl NativeConfig {
             increase: IncreaseRule::Tiered,
             whole_us_decrease: true,
             probe_pair_outside_rate: true,
+            time_scaled_increase: false,
         }
     }
 
@@ -184,6 +190,14 @@ impl NativeConfig {
         NativeConfig {
             whole_us_decrease: false,
             probe_pair_outside_rate: false,
+            ..self
+        }
+    }
+
+    /// The same, with [`NativeConfig::time_scaled_increase`] on.
+    pub const fn with_time_scaled_increase(self) -> Self {
+        NativeConfig {
+            time_scaled_increase: true,
             ..self
         }
     }
@@ -261,6 +275,11 @@ impl NativeCc {
     /// True while the algorithm is in slow start.
     pub fn in_slow_start(&self) -> bool {
         self.slow_start
+    }
+
+    /// Replaces the increase rule from the next rate-control event on.
+    pub fn set_increase(&mut self, increase: IncreaseRule) {
+        self.config.increase = increase;
     }
 
     /// Leaves slow start now, sending at `rate_pps` (an algorithm built on this one decides
@@ -405,7 +424,8 @@ impl CongestionControl for NativeCc {
 
     fn on_ack(&mut self, ctx: &mut CcContext<'_>, ack: SeqNo) {
         let now = ctx.now();
-        if now.micros_since(self.last_rc_time) < self.rc_interval_us {
+        let elapsed_us = now.micros_since(self.last_rc_time);
+        if elapsed_us < self.rc_interval_us {
             return;
         }
         self.last_rc_time = now;
@@ -446,18 +466,29 @@ impl CongestionControl for NativeCc {
         {
             spare = bandwidth / 9;
         }
-        let min_inc = self.min_inc(mss);
+        let rc = self.rc_interval_us as f64;
+        // With time-scaled steps the spare-capacity part follows the elapsed time, and the
+        // minimum creeps at one 4.11 step per two intervals, the pace most flows had: at its
+        // full pace a 10 Mb/s, 100 ms flow at the link overflowed an 8-packet queue twice as
+        // often (0.86 % retransmitted against 0.43 %).
+        let (scale, min_scale) = if self.config.time_scaled_increase {
+            let s = (elapsed_us as f64 / rc).min(2.0);
+            (s, s / 2.0)
+        } else {
+            (1.0, 1.0)
+        };
+        let min_inc = self.min_inc(mss) * min_scale;
         let inc = if spare <= 0 {
             min_inc
         } else {
             let bits = spare as f64 * mss * 8.0;
-            match self.config.increase {
+            let inc = match self.config.increase {
                 // Packets per SYN: 10^ceil(log10(spare bits/s)) · β / MSS.
-                IncreaseRule::Tiered => (10f64.powf(bits.log10().ceil()) * BETA / mss).max(min_inc),
-                IncreaseRule::Linear { gain } => (gain * bits * BETA / mss).max(min_inc),
-            }
+                IncreaseRule::Tiered => 10f64.powf(bits.log10().ceil()) * BETA / mss,
+                IncreaseRule::Linear { gain } => gain * bits * BETA / mss,
+            };
+            (inc * scale).max(min_inc)
         };
-        let rc = self.rc_interval_us as f64;
         ctx.set_pkt_snd_period_us(period * rc / (period * inc + rc));
     }
 
@@ -695,6 +726,45 @@ mod tests {
             (p2 - p * 10_000.0 / (p * 0.01 + 10_000.0)).abs() < 1e-9,
             "period {p2}"
         );
+    }
+
+    /// The rate after one second of increases (capacity 100 000 pkt/s, rate 10 000) when an
+    /// ACK arrives every `ack_us`.
+    fn rate_after_a_second_of_acks(config: NativeConfig, ack_us: u64) -> f64 {
+        let mut h = Harness::new(config.with_increase(IncreaseRule::Linear { gain: 3.0 }));
+        h.inputs.rcv_rate_pps = 10_000;
+        h.nak(1000); // leave slow start at 10 000 pkt/s
+        h.inputs.bandwidth_pps = 100_000;
+        let mut ack = 1000;
+        let mut t = 0;
+        while t + ack_us <= 1_000_000 {
+            h.advance(ack_us);
+            t += ack_us;
+            ack += 10;
+            h.ack(ack);
+        }
+        1e6 / h.controls.pkt_snd_period_us
+    }
+
+    #[test]
+    fn a_time_scaled_increase_does_not_depend_on_the_phase_of_the_acks() {
+        // ACKs 1 µs short of a SYN apart: every other one finds the last step less than a SYN
+        // old, so the increase runs every 2 SYN less 2 µs; ACKs 1 µs over a SYN apart let it run
+        // at each.
+        let fast = SYN_US + 1;
+        let slow = SYN_US - 1;
+        let plain = NativeConfig::udt();
+        let (a, b) = (
+            rate_after_a_second_of_acks(plain, fast),
+            rate_after_a_second_of_acks(plain, slow),
+        );
+        assert!((a - 10_000.0) > 1.8 * (b - 10_000.0), "{a} against {b}");
+        let scaled = NativeConfig::udt().with_time_scaled_increase();
+        let (a, b) = (
+            rate_after_a_second_of_acks(scaled, fast),
+            rate_after_a_second_of_acks(scaled, slow),
+        );
+        assert!((a / b - 1.0).abs() < 0.01, "{a} against {b}");
     }
 
     #[test]

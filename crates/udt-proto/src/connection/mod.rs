@@ -287,7 +287,7 @@ impl Connection {
             last_rates_ack_time: None,
             ack_history: AckHistory::default(),
             nak_schedule: nak_timer::NakSchedule::default(),
-            rate_estimator: ReceiveRateEstimator::default(),
+            rate_estimator: ReceiveRateEstimator::new(cc.capacity_estimate()),
             readable_signalled: false,
             ack_deferred: false,
             rtt: RttEstimator::default(),

@@ -11,5 +11,5 @@ pub mod rtt;
 pub use ack_history::AckHistory;
 pub use delivery::DeliveryRate;
 pub use min_rtt::MinRtt;
-pub use receive_rate::ReceiveRateEstimator;
+pub use receive_rate::{CapacityEstimate, ReceiveRateEstimator};
 pub use rtt::RttEstimator;
