@@ -214,7 +214,7 @@ fn ctcp_keeps_most_of_its_share_against_native_udt_at_100ms() {
 
 /// The default takes random loss in stride, but a queue that TCP keeps full is congestion to
 /// it: at 10 ms it is as friendly as native UDT, and at 100 ms TCP keeps more than the
-/// paper's 20 % (measured 1.37 and 0.44; native UDT 1.39 and 0.63 — docs/cc.md says what
+/// paper's 20 % (measured 1.38 and 0.35; native UDT 1.39 and 0.63 — docs/cc.md says what
 /// the gap buys).
 #[test]
 fn default_udt_does_not_starve_ctcp() {
