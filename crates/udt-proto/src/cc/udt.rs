@@ -916,8 +916,8 @@ const STARTUP_MAX_US: u64 = 2_000_000;
 const STARTUP_CLOSE_PER_SYN: f64 = 0.02;
 
 /// Gain of the linear increase (see [`IncreaseRule::Linear`]) while the spare capacity
-/// comes from the delivery-rate probe (no credible capacity): the probe's schedule sets the
-/// pace: at half this gain a clumped 1 Gb/s, 100 ms flow at 1 % loss (0.1-BDP queue) first
+/// comes from the delivery-rate probe (no credible capacity), whose schedule sets the pace.
+/// At half this gain a clumped 1 Gb/s, 100 ms flow at 1 % loss (0.1-BDP queue) first
 /// passed 0.9 of the link 24 s after its start instead of 16 s.
 const INCREASE_GAIN: f64 = 3.0;
 /// Gain of the linear increase with a credible capacity, where flows sharing a link grow

@@ -201,10 +201,9 @@ impl ReceiveRateEstimator {
     ///
     /// With [`CapacityEstimate::UnsplitPairs`] it is the mean of those intervals (the median
     /// again among them) that lie in the lowest cluster: at most 1/4 + 1 µs above the lower
-    /// quartile. Where
-    /// flows share the bottleneck, other flows' packets fall between a pair's two packets
-    /// (each adds one packet time), and the smaller the flow's share, the more often: 4.11's
-    /// mean of every interval read 61 000 packets/s for one flow and 52 000 for another on the
+    /// quartile. Where flows share the bottleneck, other flows' packets fall between a pair's
+    /// two packets (each adds one packet time), and the smaller the flow's share, the more
+    /// often: 4.11's mean read 61 000 packets/s for one flow and 52 000 for another on the
     /// same 83 300 packets/s link, and the increase, which follows the capacity, kept the
     /// larger flow larger. A pair that nothing split reads the link whatever the share. The
     /// cluster's mean (not the quartile itself) keeps whole-µs clock steps from rounding a
@@ -227,14 +226,7 @@ impl ReceiveRateEstimator {
         }
         let kept = &mut kept[..n];
         if self.capacity_estimate == CapacityEstimate::Udt4Mean {
-            let sum: u64 = kept.iter().sum();
-            return if sum == 0 {
-                0
-            } else {
-                (1_000_000.0 * n as f64 / sum as f64)
-                    .ceil()
-                    .min(f64::from(u32::MAX)) as u32
-            };
+            return rate_of_mean(kept.iter().sum(), n as u64);
         }
         kept.sort_unstable();
         let quartile = kept[n / 4];
@@ -243,13 +235,19 @@ impl ReceiveRateEstimator {
             .iter()
             .take_while(|&&x| x <= bound)
             .fold((0u64, 0u64), |(s, c), &x| (s + x, c + 1));
-        if sum == 0 {
-            return 0;
-        }
-        (1_000_000.0 * count as f64 / sum as f64)
-            .ceil()
-            .min(f64::from(u32::MAX)) as u32
+        rate_of_mean(sum, count)
     }
+}
+
+/// Packets per second of intervals that sum to `sum_us` µs over `count` of them (rounded up);
+/// 0 when they sum to nothing.
+fn rate_of_mean(sum_us: u64, count: u64) -> u32 {
+    if sum_us == 0 {
+        return 0;
+    }
+    (1_000_000.0 * count as f64 / sum_us as f64)
+        .ceil()
+        .min(f64::from(u32::MAX)) as u32
 }
 
 /// Intervals are kept in 32 bits; a pause of more than an hour saturates.
