@@ -48,6 +48,11 @@
 //!    stay unacknowledged until the retransmission fills it, and a lost retransmission holds
 //!    them for round trips more. The rate-control clock runs every SYN while sending, not
 //!    only when an ACK advances (a hole stops the ACK for a round trip).
+//! 5. **Flows that share a link grow alike.** Each increase is scaled by the time since the
+//!    last one, so the phase of a flow's ACKs against the SYN clock no longer halves or
+//!    doubles its increase, and this side's receiver reports the capacity of the packet
+//!    pairs no other flow split (`CapacityEstimate::UnsplitPairs`): 4.11's estimate reads
+//!    lower the smaller a flow's share, and the increase follows it.
 
 use super::native::{IncreaseRule, NativeCc, NativeConfig};
 use super::{CcContext, CcInputs, CongestionControl, SeqNo, SeqRange};
