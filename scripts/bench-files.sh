@@ -14,12 +14,20 @@
 #
 #   scripts/bench-files.sh                 # 4G, 5 rounds
 #   SIZE=1G ROUNDS=7 scripts/bench-files.sh
+#   RELAY="1gbit 50ms 8333" LOSS=0.001 CLUMP=125us SIZE=500M TOOLS="ours srt" scripts/bench-files.sh
+#
+# RELAY="RATE ONE_WAY_DELAY QUEUE_PACKETS" puts `udt relay` between sender and receiver, as in
+# scripts/wan-bench.sh: a bottleneck of RATE with a DropTail queue, LOSS random loss in both
+# directions (default 0) and CLUMP clumped release towards the receiver (default 0, off; bursts
+# of at most CLUMP_MAX=32 packets). The relay forwards any UDP, so all three tools cross the
+# same path. TOOLS chooses which tools run (default "ours udt4 srt").
 #
 # Needs about 2 x SIZE free in $SHM (default /dev/shm): the source plus one output at a time.
 # Installs srt-tools, libudt-dev, g++ and time with apt-get when missing (root or sudo).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SIZE="${SIZE:-4G}"; ROUNDS="${ROUNDS:-5}"; SHM="${SHM:-/dev/shm}"
+RELAY="${RELAY:-}"; read -r -a tools <<< "${TOOLS:-ours udt4 srt}"
 bytes=$(numfmt --from=iec "$SIZE")
 out=target/bench-files; mkdir -p "$out"
 
@@ -78,10 +86,27 @@ port=$((32000 + RANDOM % 8000))
 declare -A checked=()
 runs="$out/runs.tsv"; : > "$runs"
 
+# Starts `udt relay` in front of UDP port $1 on port $2 when RELAY is set; sets relay_pid.
+relay_pid=""
+start_relay() {
+    [ -n "$RELAY" ] || return 0
+    local rate delay queue
+    read -r rate delay queue <<< "$RELAY"
+    "$udt" relay --listen "127.0.0.1:$2" --to "127.0.0.1:$1" --rate "$rate" --delay "$delay" \
+        --queue "$queue" --loss "fwd=${LOSS:-0},rev=${LOSS:-0}" --clump "fwd=${CLUMP:-0}" \
+        --clump-max "fwd=${CLUMP_MAX:-32}" --interval 0 > /dev/null 2>&1 &
+    relay_pid=$!
+    pids+=("$relay_pid")
+    wait_listening "$2"
+}
+
 # One transfer with tool $1 in round $2; appends "round tool seconds MB/s cpu_send cpu_recv".
 run() {
     local tool=$1 round=$2 rx="$work/rx" got
     port=$((port + 1))
+    # The sender's destination: the receiver itself, or the relay in front of it.
+    local dport=$port
+    [ -z "$RELAY" ] || dport=$((port + 20000))
     rm -rf "$rx"; mkdir -p "$rx"
     case $tool in
         ours)
@@ -104,19 +129,22 @@ run() {
     local rpid=$!
     pids=("$rpid")
     wait_listening "$port"
+    start_relay "$port" "$dport"
     local t0 t1 srs=0 rrs=0
     t0=$(now)
     case $tool in
         ours) /usr/bin/time -f "%U %S" -o "$out/send.cpu" timeout "$limit" \
-                  "$udt" send "$src" "127.0.0.1:$port" --json > "$out/send.log" 2>&1 || srs=$? ;;
+                  "$udt" send "$src" "127.0.0.1:$dport" --json > "$out/send.log" 2>&1 || srs=$? ;;
         udt4) /usr/bin/time -f "%U %S" -o "$out/send.cpu" timeout "$limit" \
-                  "$udt4" send "127.0.0.1:$port" "$src" > "$out/send.log" 2>&1 || srs=$? ;;
+                  "$udt4" send "127.0.0.1:$dport" "$src" > "$out/send.log" 2>&1 || srs=$? ;;
         srt)  /usr/bin/time -f "%U %S" -o "$out/send.cpu" timeout "$limit" \
-                  srt-file-transmit "file://$src" "srt://127.0.0.1:$port" \
+                  srt-file-transmit "file://$src" "srt://127.0.0.1:$dport" \
                   > "$out/send.log" 2>&1 || srs=$? ;;
     esac
     wait "$rpid" || rrs=$?
     t1=$(now)
+    if [ -n "$relay_pid" ]; then kill "$relay_pid" 2>/dev/null || true; wait "$relay_pid" 2>/dev/null || true; fi
+    relay_pid=""
     pids=()
     local size
     size=$(stat -c %s "$got" 2>/dev/null || echo 0)
@@ -147,12 +175,13 @@ PY
 
 echo "bench-files: $SIZE ($bytes bytes), $ROUNDS rounds, $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)," \
      "net.core.rmem_max $(sysctl -n net.core.rmem_max), wmem_max $(sysctl -n net.core.wmem_max)"
-tools=(ours udt4 srt)
+[ -z "$RELAY" ] || echo "bench-files: through udt relay: $RELAY, loss ${LOSS:-0} both ways, clump ${CLUMP:-0}"
+nt=${#tools[@]}
 for r in $(seq 1 "$ROUNDS"); do
     # Rotate the order so no tool always runs first (or right after the same other one).
-    k=$(( (r - 1) % 3 ))
-    for i in 0 1 2; do
-        run "${tools[$(( (i + k) % 3 ))]}" "$r"
+    k=$(( (r - 1) % nt ))
+    for i in $(seq 0 $((nt - 1))); do
+        run "${tools[$(( (i + k) % nt ))]}" "$r"
     done
 done
 echo "bench-files: load average at the end $(cut -d' ' -f1-3 /proc/loadavg)"
