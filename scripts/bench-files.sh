@@ -185,9 +185,9 @@ for r in $(seq 1 "$ROUNDS"); do
     done
 done
 echo "bench-files: load average at the end $(cut -d' ' -f1-3 /proc/loadavg)"
-python3 - "$runs" "$bytes" <<'PY'
+python3 - "$runs" "$bytes" "${tools[@]}" <<'PY'
 import statistics, sys
-runs, n = {}, int(sys.argv[2])
+runs, n, tools = {}, int(sys.argv[2]), sys.argv[3:]
 fails = {}
 for line in open(sys.argv[1]):
     f = line.rstrip("\n").split("\t")
@@ -197,7 +197,7 @@ for line in open(sys.argv[1]):
     runs.setdefault(f[1], []).append((float(f[3]), (float(f[4]) + float(f[5])) / (n / 1e9)))
 med = {}
 print(f"{'tool':5} {'runs':>4} {'min':>8} {'median':>8} {'max':>8}  MB/s   CPU-s/GB (send+recv, median)")
-for tool in ("ours", "udt4", "srt"):
+for tool in tools:
     v = runs.get(tool, [])
     if not v:
         print(f"{tool:5} no successful run ({fails.get(tool, 0)} failed)")
@@ -207,7 +207,7 @@ for tool in ("ours", "udt4", "srt"):
     extra = f"  ({fails[tool]} failed)" if tool in fails else ""
     print(f"{tool:5} {len(v):4} {min(mbps):8.1f} {med[tool]:8.1f} {max(mbps):8.1f}        "
           f"{statistics.median([c for _, c in v]):.2f}{extra}")
-for other in ("udt4", "srt"):
+for other in (t for t in tools if t != "ours"):
     if "ours" in med and other in med:
         print(f"ours / {other}: {med['ours'] / med[other]:.2f} (ratio of median throughputs)")
 PY
