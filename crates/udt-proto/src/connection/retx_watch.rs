@@ -37,46 +37,23 @@ impl RetxWatch {
         self.sent.retain(|&(s, _)| !s.is_before(first_unacked));
     }
 
-    /// When the retransmission of `head`, the oldest unacknowledged packet (the one the
+    /// True when the retransmission of `head`, the oldest unacknowledged packet (the one the
     /// cumulative ACK waits on), was sent `timeout_us` or more before `now`: it was lost
-    /// again, and this returns when it was sent. It leaves the watch (the next retransmission
-    /// enters it anew).
+    /// again. It leaves the watch (the next retransmission enters it anew).
     ///
-    /// Only the head is judged by its timeout: a later retransmission's ACK cannot pass the
-    /// head's hole, so its silence says nothing; it is judged once it is the head, or with the
-    /// head's burst ([`RetxWatch::take_burst`]).
-    pub(super) fn head_lost(
-        &mut self,
-        now: Instant,
-        timeout_us: u64,
-        head: SeqNo,
-    ) -> Option<Instant> {
-        let i = self
+    /// Only the head is judged: a later retransmission's ACK cannot pass the head's hole, so
+    /// its silence says nothing; it is judged once it is the head.
+    pub(super) fn head_lost(&mut self, now: Instant, timeout_us: u64, head: SeqNo) -> bool {
+        let Some(i) = self
             .sent
             .iter()
             .take_while(|&&(_, t)| now.micros_since(t) >= timeout_us)
-            .position(|&(s, _)| s == head)?;
-        self.sent.remove(i).map(|(_, t)| t)
-    }
-
-    /// Takes out the retransmissions sent within `within_us` of `at`, the time a lost
-    /// retransmission of the head was sent, and returns them: they are taken for lost with
-    /// it. A retransmission that a full queue dropped was rarely dropped alone: after slow
-    /// start overflowed a one-BDP queue at 1 Gb/s, 10 ms, hundreds of retransmissions sent
-    /// together into the still-full queue were lost, and judged one head per round trip they
-    /// came back at about 100 a second, until the receiver's NAK repeat (no sooner than 600 ms)
-    /// reported the rest. Under random loss few retransmissions leave within a SYN of each
-    /// other, so the copies sent needlessly are few.
-    pub(super) fn take_burst(&mut self, at: Instant, within_us: u64) -> Vec<SeqNo> {
-        let near = |t: Instant| t.micros_since(at).max(at.micros_since(t)) <= within_us;
-        let taken = self
-            .sent
-            .iter()
-            .filter(|&&(_, t)| near(t))
-            .map(|&(s, _)| s)
-            .collect();
-        self.sent.retain(|&(_, t)| !near(t));
-        taken
+            .position(|&(s, _)| s == head)
+        else {
+            return false;
+        };
+        self.sent.remove(i);
+        true
     }
 
     /// When the retransmission of `head` times out, if it is watched.
@@ -123,40 +100,18 @@ mod tests {
             w.head_deadline(5_000, head),
             Some(Instant::from_micros(7_000))
         );
-        assert_eq!(w.head_lost(Instant::from_micros(6_999), 5_000, head), None);
+        assert!(!w.head_lost(Instant::from_micros(6_999), 5_000, head));
         // 30 has timed out too, but it is not the head: its ACK waits on 20.
-        assert_eq!(
-            w.head_lost(Instant::from_micros(9_000), 5_000, seq(25)),
-            None
-        );
-        assert_eq!(
-            w.head_lost(Instant::from_micros(9_000), 5_000, head),
-            Some(Instant::from_micros(2_000))
-        );
-        assert_eq!(
-            w.head_lost(Instant::from_micros(9_000), 5_000, head),
-            None,
+        assert!(!w.head_lost(Instant::from_micros(9_000), 5_000, seq(25)));
+        assert!(w.head_lost(Instant::from_micros(9_000), 5_000, head));
+        assert!(
+            !w.head_lost(Instant::from_micros(9_000), 5_000, head),
             "once"
         );
         assert_eq!(
             w.head_deadline(5_000, seq(30)),
             Some(Instant::from_micros(8_000))
         );
-    }
-
-    #[test]
-    fn a_lost_head_takes_the_retransmissions_sent_with_it() {
-        let mut w = RetxWatch::default();
-        // A burst of retransmissions at 1.000-1.004 ms, and one 20 ms later.
-        for (s, t) in [(10, 1_000), (11, 1_002), (12, 1_004), (13, 21_000)] {
-            w.retransmitted(seq(s), Instant::from_micros(t));
-        }
-        let at = w
-            .head_lost(Instant::from_micros(30_000), 25_000, seq(10))
-            .expect("the head's retransmission timed out");
-        assert_eq!(w.take_burst(at, 10_000), vec![seq(11), seq(12)]);
-        assert!(w.watches(seq(13)), "sent later: still judged on its own");
-        assert!(!w.watches(seq(11)));
     }
 
     #[test]

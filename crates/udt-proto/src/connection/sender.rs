@@ -396,8 +396,7 @@ impl Connection {
             return;
         }
         let timeout = self.retx_timeout_us();
-        let retx_lost_at = self.retx_watch.head_lost(now, timeout, head);
-        let retx_lost = retx_lost_at.is_some();
+        let retx_lost = self.retx_watch.head_lost(now, timeout, head);
         // A head that was retransmitted is `retx_watch`'s to judge.
         let unreported = !retx_lost
             && self.head_clock.expired(now, timeout, head)
@@ -406,13 +405,7 @@ impl Connection {
             return;
         }
         let was_sendable = self.has_sendable_data();
-        let mut added = u64::from(self.snd_loss.insert(SeqRange::single(head)));
-        // The retransmissions that left with the lost one were most likely lost with it.
-        for s in
-            retx_lost_at.map_or_else(Vec::new, |at| self.retx_watch.take_burst(at, RETX_BURST_US))
-        {
-            added += u64::from(self.snd_loss.insert(SeqRange::single(s)));
-        }
+        let added = u64::from(self.snd_loss.insert(SeqRange::single(head)));
         self.stats.count(|c| c.pkt_snd_loss += added);
         if !was_sendable && self.has_sendable_data() {
             self.resume_sending(now);
@@ -430,15 +423,6 @@ fn ceil_to_u64(x: f64) -> u64 {
         t
     }
 }
-
-/// Retransmissions sent within this many µs of a head's retransmission that was lost are taken
-/// for lost with it (see `RetxWatch::take_burst`): a SYN, the interval of the receiver's ACKs
-/// and NAKs. Under random loss few retransmissions leave that close together, but a clumped
-/// path bunches the NAKs: at 1 % loss on clumped 1 Gb/s, 100 ms, one BDP, the simulated flow
-/// retransmitted 2.8 % of its packets instead of 1.1 % (utilization 0.933 → 0.907), while the
-/// matrix's means held. Within 1 ms instead, the matrix's means were a little lower (one seed:
-/// 0.934 and 0.920 against 0.937 and 0.923 at 0.1 % and 1 % loss).
-const RETX_BURST_US: u64 = SYN_US;
 
 /// Packets the peer must have acknowledged before its capacity reports count: a receiver's
 /// packet-pair window (ours and 4.11's: 64 intervals) starts filled with a made-up 1 ms, and
