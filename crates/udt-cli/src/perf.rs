@@ -577,6 +577,7 @@ fn receive(
     let start = Instant::now();
     let mut next_report = interval;
     let mut last_bytes = 0u64;
+    let mut last_report = 0.0f64;
     loop {
         // Bytes of a message that did not fit in `buf` and were discarded (never, given its
         // size, but a peer's message is not to be trusted blindly).
@@ -622,14 +623,17 @@ fn receive(
         }
         let t = start.elapsed().as_secs_f64();
         if interval > 0.0 && t >= next_report && !quiet && !multi.load(Ordering::Relaxed) {
+            // Over the time since the last line, not the nominal interval: a line is printed
+            // only when a read returns, and after a stall that is well past the interval.
             eprintln!(
                 "{:6.1} s  {:10.1} MB  {:8.1} Mb/s",
                 t,
                 got as f64 / 1e6,
-                (got - last_bytes) as f64 * 8.0 / interval / 1e6
+                (got - last_bytes) as f64 * 8.0 / (t - last_report).max(1e-9) / 1e6
             );
             last_bytes = got;
-            next_report += interval;
+            last_report = t;
+            next_report = t + interval;
         }
     }
 }
@@ -730,6 +734,7 @@ fn client(a: ClientArgs) -> anyhow::Result<()> {
     }
     let mut next_report = a.interval;
     let mut last_acked = 0u64;
+    let mut last_report = 0.0f64;
     while !handles.iter().all(|h| h.is_finished()) {
         std::thread::sleep(Duration::from_millis(20));
         let t = start.elapsed().as_secs_f64();
@@ -741,13 +746,16 @@ fn client(a: ClientArgs) -> anyhow::Result<()> {
                 "{:6.1} s  {:10.1} MB acknowledged {:8.1} Mb/s  {:8.1} MB outstanding{}{}",
                 t,
                 now_acked as f64 / 1e6,
-                now_acked.saturating_sub(last_acked) as f64 * 8.0 / a.interval / 1e6,
+                now_acked.saturating_sub(last_acked) as f64 * 8.0
+                    / (t - last_report).max(1e-9)
+                    / 1e6,
                 now_sent.saturating_sub(now_acked) as f64 / 1e6,
                 if draining { " (draining)" } else { "" },
                 probe.describe(mss)
             );
             last_acked = now_acked;
-            next_report += a.interval;
+            last_report = t;
+            next_report = t + a.interval;
         }
     }
     let mut retrans = 0;
