@@ -6,7 +6,9 @@
 #
 # usage: scripts/wan-bench.sh ours|udt4 [SECONDS] [RATE] [ONE_WAY_DELAY] [QUEUE_PACKETS]
 # Environment: LOSS (random loss both ways, e.g. 0.001), CLUMP (clumped release towards the
-# receiver, e.g. 125us) and CLUMP_MAX (packets per clump, default 32).
+# receiver, e.g. 125us), CLUMP_MAX (packets per clump, default 32) and PER_SECOND=1 (also print,
+# second by second, what the relay forwarded to the receiver and what its queue dropped: a
+# start-up overshoot or a periodic overflow shows there, and a mean hides it).
 # Prints one line: receiver throughput (Mb/s over the connection), bytes, verification, the
 # sender's retransmissions, the relay's drops (queue and kernel) and mean lateness, and the
 # sender's CPU time.
@@ -28,7 +30,7 @@ srv=$!
 "$udt" relay --listen 127.0.0.1:$rp --to 127.0.0.1:$sp --rate "$rate" --queue "$queue" \
   --delay "$delay" --loss "fwd=${LOSS:-0},rev=${LOSS:-0}" \
   --clump "fwd=${CLUMP:-0}" --clump-max "fwd=${CLUMP_MAX:-32}" \
-  --interval 0 --json >"$tmp/relay" 2>/dev/null &
+  --interval "${PER_SECOND:-0}" --json >"$tmp/relay" 2>/dev/null &
 relay=$!
 sleep 0.5
 # The sender's CPU time (user + system, seconds) from its rusage.
@@ -59,4 +61,18 @@ print(f"{impl}: {s.get('mbps', 0):.1f} Mb/s, {s.get('bytes', 0)} bytes in {s.get
       f"relay: queue drops {r.get('dropped_queue')}, kernel drops {r.get('kernel_dropped')}, "
       f"late {r.get('late_mean_us', 0):.0f} us, sender CPU {cpu:.2f} s "
       f"({cpu / max(s.get('bytes', 0) / 1e9, 1e-9):.2f} s/GB)")
+fwd, drops, before = [], [], 0
+for line in open(f"{tmp}/relay").read().splitlines():
+    try:
+        d = json.loads(line)
+    except ValueError:
+        continue
+    if d.get("final") or "fwd" not in d:
+        continue
+    fwd.append(d["fwd"].get("mbps", 0))
+    drops.append(d["fwd"].get("dropped_queue", 0) - before)
+    before = d["fwd"].get("dropped_queue", 0)
+if fwd:
+    print("  forwarded Mb/s, per second:", " ".join(f"{x:.0f}" for x in fwd))
+    print("  queue drops, per second:   ", " ".join(str(x) for x in drops))
 PY
