@@ -22,25 +22,31 @@ peer=interop/target/udt4-peer
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 sp=$((20000 + RANDOM % 5000)); rp=$((sp + 1))
 if [ "$impl" = ours ]; then
-  "$udt" perf server --port $sp --bind 127.0.0.1 --once --json >"$tmp/srv" 2>/dev/null &
+  "$udt" perf server --port $sp --bind 127.0.0.1 --once --json >"$tmp/srv" 2>"$tmp/srv.err" &
 else
-  "$peer" server --port $sp --once >"$tmp/srv" 2>/dev/null &
+  "$peer" server --port $sp --once >"$tmp/srv" 2>"$tmp/srv.err" &
 fi
 srv=$!
 "$udt" relay --listen 127.0.0.1:$rp --to 127.0.0.1:$sp --rate "$rate" --queue "$queue" \
   --delay "$delay" --loss "fwd=${LOSS:-0},rev=${LOSS:-0}" \
   --clump "fwd=${CLUMP:-0}" --clump-max "fwd=${CLUMP_MAX:-32}" \
-  --interval "${PER_SECOND:-0}" --json >"$tmp/relay" 2>/dev/null &
+  --interval "${PER_SECOND:-0}" --json >"$tmp/relay" 2>"$tmp/relay.err" &
 relay=$!
 sleep 0.5
 # The sender's CPU time (user + system, seconds) from its rusage.
-cpu() { python3 -c 'import os,subprocess,sys; p=subprocess.Popen(sys.argv[2:], stdout=open(sys.argv[1],"w"), stderr=subprocess.DEVNULL); _,_,ru=os.wait4(p.pid,0); print(f"{ru.ru_utime+ru.ru_stime:.2f}")' "$@"; }
+cpu() { python3 -c 'import os,subprocess,sys; p=subprocess.Popen(sys.argv[2:], stdout=open(sys.argv[1],"w"), stderr=open(sys.argv[1] + ".err", "w")); _,_,ru=os.wait4(p.pid,0); print(f"{ru.ru_utime+ru.ru_stime:.2f}")' "$@"; }
 if [ "$impl" = ours ]; then
   cpu "$tmp/cli" "$udt" perf client 127.0.0.1:$rp --time "$secs" --json >"$tmp/cpu"
 else
   cpu "$tmp/cli" "$peer" client 127.0.0.1:$rp --time "$secs" >"$tmp/cpu"
 fi
-wait $srv
+# A failed step says which and why (a matrix run once ended here with no output at all).
+if ! wait $srv; then
+  echo "wan-bench: the $impl receiver failed: $(tail -3 "$tmp/srv.err" | tr '\n' ' ')" \
+    "sender: $(tail -2 "$tmp/cli.err" | tr '\n' ' ')" "relay: $(tail -2 "$tmp/relay.err" | tr '\n' ' ')" >&2
+  kill -TERM $relay 2>/dev/null || true
+  exit 1
+fi
 kill -TERM $relay; wait $relay || true
 python3 - "$impl" "$tmp" <<'PY'
 import json, sys
