@@ -1209,6 +1209,15 @@ mod tests {
             }
         }
 
+        /// Ends slow start at the flow window with no queue (so no pipe measured) and no
+        /// credible capacity, on a path that delivers `pps` packets/s.
+        fn leave_slow_start_without_capacity(&mut self, pps: f64) {
+            self.inputs.capacity_reported = false;
+            self.inputs.delivery_rate_pps = pps;
+            self.inputs.sent_rate_rtt_ago_pps = pps;
+            self.leave_slow_start_at_flow_window();
+        }
+
         /// Ends slow start at a 50-packet flow window, with no queue.
         fn leave_slow_start_at_flow_window(&mut self) {
             self.inputs.max_cwnd_pkts = 50.0;
@@ -1252,12 +1261,8 @@ mod tests {
     #[test]
     fn the_start_up_runs_its_course_from_when_its_target_is_known() {
         let mut d = Drive::new();
-        // Slow start ends at the flow window, with no queue (so no pipe measured) and no
-        // credible capacity yet, at 20 000 packets/s.
-        d.inputs.capacity_reported = false;
-        d.inputs.delivery_rate_pps = 20_000.0;
-        d.inputs.sent_rate_rtt_ago_pps = 20_000.0;
-        d.leave_slow_start_at_flow_window();
+        // Slow start ends with no credible capacity yet, at 20 000 packets/s.
+        d.leave_slow_start_without_capacity(20_000.0);
         d.steps(300, 100);
         let before = d.rate();
         // Three seconds later the capacity report settles: the start-up closes most of the gap
@@ -1288,10 +1293,7 @@ mod tests {
     fn before_its_first_congestion_a_flow_climbs_a_quarter_per_round_trip() {
         let mut d = Drive::new();
         // Slow start ended with no queue and no credible capacity, at 20 000 packets/s.
-        d.inputs.capacity_reported = false;
-        d.inputs.delivery_rate_pps = 20_000.0;
-        d.inputs.sent_rate_rtt_ago_pps = 20_000.0;
-        d.leave_slow_start_at_flow_window();
+        d.leave_slow_start_without_capacity(20_000.0);
         d.send_at(20_000.0);
         let climbed = climb_on_a_path_that_delivers(&mut d, 5, 100);
         assert!(
