@@ -56,9 +56,9 @@ pub struct ConnectionConfig {
     /// Maximum segment size, bytes, including 28 bytes of IP and UDP headers (`UDT_MSS`,
     /// default 1500). Negotiated down to the peer's value in client/server mode.
     pub mss: u32,
-    /// Largest flow window, packets (`UDT_FC`, default 65 536; 4.11's is 25 600): what this
+    /// Largest flow window, packets (`UDT_FC`, default 131 072; 4.11's is 25 600): what this
     /// side advertises at most, and the most it keeps in flight itself whatever the peer
-    /// advertises.
+    /// advertises. Sized with [`ConnectionConfig::recv_buffer_pkts`], for the same reason.
     pub flight_flag_size: u32,
     /// Send buffer, packets (`UDT_SNDBUF` / payload size; default 25 600 ≈ 37 MB): what the
     /// application may queue. Packets sent and not yet acknowledged count against it only up
@@ -66,12 +66,15 @@ pub struct ConnectionConfig {
     /// window and our own [`ConnectionConfig::flight_flag_size`] bound (see
     /// [`crate::buffer::SendBuffer::free_pkts`]).
     pub send_buffer_pkts: u32,
-    /// Receive buffer, packets (`UDT_RCVBUF`; default 65 536 ≈ 95 MB, taken only as packets
-    /// are held). With 4.11's default of 8192 packets a single flow cannot fill 1 Gb/s at
-    /// 100 ms RTT. Under 1 % random loss at that BDP a hole holds the cumulative ACK for one
-    /// to three round trips, so the window behind holes reaches several BDPs: through
-    /// `udt relay` 25 600 packets gave 0.38 of the link there, 65 536 0.47–0.64. (Slow start
-    /// does not run to this window: it ends on the path's own signals.)
+    /// Receive buffer, packets (`UDT_RCVBUF`; default 131 072 ≈ 191 MB at most, taken only
+    /// as packets are held). With 4.11's default of 8192 packets a single flow cannot fill
+    /// 1 Gb/s at 100 ms RTT. Under 1 % random loss a hole holds the cumulative ACK for two
+    /// round trips, and three to five when its retransmission is lost too (the NAK repeats
+    /// after 600 ms at the least), so the window behind holes reaches several BDPs: through
+    /// `udt relay` at 1 Gb/s, 100 ms, 25 600 packets gave 0.38 of the link, 65 536 0.47–0.64;
+    /// in the simulator at 1 Gb/s, 200 ms (clumped delivery), 65 536 packets held the flow
+    /// at its window most of the time (0.63 of the link over 30 s) and 131 072 gave 0.76.
+    /// (Slow start does not run to this window: it ends on the path's own signals.)
     pub recv_buffer_pkts: u32,
     /// Keep sending queued data for up to this long after `close` (`UDT_LINGER`, default
     /// 180 s); `None` closes at once.
@@ -106,9 +109,9 @@ impl Default for ConnectionConfig {
         ConnectionConfig {
             kind: SocketKind::Stream,
             mss: 1500,
-            flight_flag_size: 65_536,
+            flight_flag_size: 131_072,
             send_buffer_pkts: 25_600,
-            recv_buffer_pkts: 65_536,
+            recv_buffer_pkts: 131_072,
             linger: Some(Duration::from_secs(180)),
             max_bandwidth: None,
             congestion_control: cc::by_name("udt").expect("native algorithm is registered"),

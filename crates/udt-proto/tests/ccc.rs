@@ -314,8 +314,8 @@ fn every_hook_fires_with_its_arguments() {
     {
         let client = clog.lock().unwrap();
         assert_eq!(client.init, 1);
-        // init sees the negotiated MSS and the peer's flow window (default 65 536).
-        assert_eq!(client.init_inputs, Some((1500, 65_536.0)));
+        // init sees the negotiated MSS and the peer's flow window (default 131 072).
+        assert_eq!(client.init_inputs, Some((1500, 131_072.0)));
         assert_eq!(slog.lock().unwrap().init, 1);
     }
     // Drop the 100th and 101st data packets once: the receiver reports exactly that range.

@@ -67,7 +67,7 @@ impl Default for Builder {
 }
 
 impl Builder {
-    /// Default options: stream socket, MSS 1500, a 65 536-packet receive buffer and flow
+    /// Default options: stream socket, MSS 1500, a 131 072-packet receive buffer and flow
     /// window, a 25 600-packet send buffer, linger 180 s, native congestion control.
     pub fn new() -> Self {
         Self::default()

@@ -931,7 +931,7 @@ impl UdtCc {
 /// [`WINDOW_FULL_LOSS_FRACTION`]. The rate still paces every packet; the window only has to
 /// stay out of the way. With 4 at 1 % loss, a 1 Gb/s, 100 ms path stalled on a full window
 /// behind holes: 0.77–0.79 of the link in the simulator and 0.36 through `udt relay`; with 8,
-/// 0.83–0.84 and 0.70 (with the default 65 536-packet receive buffer; 25 600 caps the
+/// 0.83–0.84 and 0.70 (with a 65 536-packet receive buffer; 25 600 caps the
 /// window first there). With 8 at any loss, a 10 Mb/s, 10 ms path without random loss
 /// retransmitted 1.2 % instead of 0.7 % (each timeout's go-back-N resends the whole window).
 const WINDOW_BDPS: f64 = 4.0;

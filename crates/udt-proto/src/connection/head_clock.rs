@@ -4,7 +4,7 @@
 //! the way back, 4.11 never reports the gap again, and our receiver only after its NAK timer
 //! (600 ms at the least, for 4.11 senders' sake; see `nak_timer`). Meanwhile the cumulative
 //! ACK waits on the hole and the window fills behind it: with 1 % loss both ways at 1 Gbit/s,
-//! 100 ms, about eight NAKs a second are lost, and each held the ACK for 0.7 s — most of the
+//! 100 ms, about eight NAKs a second are lost, and each held the ACK for 0.7 s — most of a
 //! 65 536-packet flight window.
 //!
 //! The sender can tell such a hole from its own clock: the packet the cumulative ACK waits on
