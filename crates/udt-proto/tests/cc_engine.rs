@@ -149,3 +149,80 @@ fn ctcp_is_acknowledged_every_two_packets() {
     let acks = acks.get();
     assert!((190..=210).contains(&acks), "{acks} ACKs for 400 packets");
 }
+
+/// A receiver waiting on a hole whose retransmissions keep getting lost is not silent: it
+/// repeats a light ACK every ACK period, so the sender's EXP timer (RTT + 4·RTTVar + SYN) does
+/// not fire while the repair is under way. Before, the receiver said nothing between its
+/// NAKs, a timeout resent every packet in flight, and on a 10 Mb/s, 400 ms path with 0.1 %
+/// loss 4.2 % of the packets were resent for 0.14 % lost.
+#[test]
+fn a_receiver_waiting_on_a_hole_keeps_the_sender_from_timing_out() {
+    use std::cell::Cell;
+    use std::rc::Rc;
+    let mut net = Net::new(5, 200_000);
+    net.add("10.0.0.1:5000", 1);
+    net.add("10.0.0.2:9000", 2);
+    let now = net.now;
+    net.nodes[SERVER]
+        .ep
+        .listen(now, ConnectionConfig::default(), 4)
+        .unwrap();
+    let (c, s) = net.establish(CLIENT, SERVER, ConnectionConfig::default(), 5.0);
+    // The first three copies of the 10th data packet are lost; light ACKs (ACK control
+    // packets with a one-word body) are counted.
+    let (first, dropped, light) = (
+        Rc::new(Cell::new(None::<u32>)),
+        Rc::new(Cell::new(0u32)),
+        Rc::new(Cell::new(0u32)),
+    );
+    let (f2, d2, l2) = (first.clone(), dropped.clone(), light.clone());
+    net.filter = Some(Box::new(move |d| {
+        if is_data(d) {
+            let seq = u32::from_be_bytes([d.data[0], d.data[1], d.data[2], d.data[3]]);
+            let isn = *f2.get().get_or_insert(seq);
+            f2.set(Some(isn));
+            if seq == isn.wrapping_add(9) && d2.get() < 3 {
+                d2.set(d2.get() + 1);
+                return false;
+            }
+        } else if control_type(d) == Some(2) && d.data.len() == 20 {
+            l2.set(l2.get() + 1);
+        }
+        true
+    }));
+    let total = 100 * 1456;
+    let mut sent = 0;
+    let mut received = 0;
+    let mut buf = vec![0u8; 1 << 16];
+    let ok = net.run_until(20.0, |net| {
+        let now = net.now;
+        if sent < total {
+            let mut conn = net.nodes[CLIENT].ep.connection_mut(c).unwrap();
+            if let Ok(n) = conn.send(now, &vec![1u8; total - sent]) {
+                sent += n;
+            }
+        }
+        let mut conn = net.nodes[SERVER].ep.connection_mut(s).unwrap();
+        while let Ok(n) = conn.recv(&mut buf) {
+            received += n;
+        }
+        received == total
+    });
+    assert!(ok, "transfer incomplete: {received} of {total}");
+    assert_eq!(dropped.get(), 3, "the hole was not repaired three times");
+    let now = net.now;
+    let stats = net.nodes[CLIENT]
+        .ep
+        .connection_mut(c)
+        .unwrap()
+        .stats(now, false);
+    assert_eq!(stats.total.timeouts, 0, "the sender timed out");
+    // Waiting about a second and a half on the hole, at one light ACK per 10 ms.
+    assert!(light.get() >= 50, "{} light ACKs", light.get());
+    // The three lost copies and nothing else.
+    assert!(
+        stats.total.pkt_retrans <= 6,
+        "{} retransmissions",
+        stats.total.pkt_retrans
+    );
+}

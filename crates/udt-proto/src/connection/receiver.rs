@@ -42,13 +42,35 @@ impl Connection {
     /// confirmed (4.11 wakes every 10 ms regardless; an idle connection here sleeps).
     pub(super) fn ack_deadline(&self) -> Option<Instant> {
         let ack = self.ack_candidate();
-        if ack == self.rcv_last_ack_ack {
+        if self.waiting_on_holes() {
+            Some(self.next_ack_time)
+        } else if ack == self.rcv_last_ack_ack {
             None
         } else if ack.is_after(self.rcv_last_ack) {
             Some(self.next_ack_time)
         } else {
             Some(self.next_ack_time.max(self.ack_resend_time()))
         }
+    }
+
+    /// True when everything up to the first hole has been acknowledged, so no new ACK is due,
+    /// but holes remain: the receiver is waiting on retransmissions. It then repeats a light
+    /// ACK of that number every ACK period that sends no full ACK. Otherwise it would be silent until a
+    /// retransmission fills the hole, a round trip after the NAK at best, and the sender's
+    /// EXP timer (RTT + 4·RTTVar + SYN) fires whenever the RTT grows a little in between: its
+    /// timeout resends every packet in flight. On a 10 Mb/s, 400 ms path with 0.1 % loss that
+    /// was 6 timeouts and 4.2 % of the packets resent, for 0.14 % lost. A 4.11 sender takes
+    /// an ACK that does not advance as a sign of life and otherwise ignores it, as ours does.
+    /// Only with periodic NAKs (4.11 sends no such ACK, and without repeated reports the
+    /// sender's timeout is what recovers a lost retransmission from a 4.11 sender), and only
+    /// under the native EXP timer: an algorithm that sets its own RTO keeps TCP's timer
+    /// semantics, and the extra wake-ups alone moved two CTCP flows on 100 Mb/s, 30 ms from
+    /// Jain 0.991–1.000 to 0.973–1.000 over eight seeds.
+    fn waiting_on_holes(&self) -> bool {
+        self.config.periodic_nak
+            && self.cc_ctl.rto_us.is_none()
+            && !self.rcv_loss.is_empty()
+            && self.ack_candidate() == self.rcv_last_ack
     }
 
     /// The ACK timers of spec §8.2, run after every data packet and at timer expiry.
@@ -58,7 +80,11 @@ impl Connection {
         let interval = self.cc_ctl.ack_interval_pkts;
         if now >= self.next_ack_time || (interval > 0 && self.pkt_count >= interval) {
             self.ack_deferred = false;
+            let (ack_no, period_over) = (self.ack_no, now >= self.next_ack_time);
             self.send_full_ack(now);
+            if period_over && self.ack_no == ack_no && self.waiting_on_holes() {
+                self.queue(Outgoing::LightAck(self.rcv_last_ack));
+            }
             let period = self.cc_ctl.ack_period_us.unwrap_or(SYN_US);
             self.next_ack_time = now.plus_micros(period);
             self.pkt_count = 0;
