@@ -42,7 +42,12 @@ else
 fi
 # A failed step says which and why (a matrix run once ended here with no output at all).
 if ! wait $srv; then
-  echo "wan-bench: the $impl receiver failed: $(tail -3 "$tmp/srv.err" | tr '\n' ' ')" \
+  # Keep every log: an error's message comes before its backtrace (RUST_BACKTRACE), which
+  # the last lines alone showed once, and the cause then could not be found.
+  kept=$(mktemp -d /tmp/wan-bench-failed.XXXX); cp "$tmp"/* "$kept"/ 2>/dev/null || true
+  echo "wan-bench: the $impl receiver failed (logs kept in $kept):" \
+    "$(grep -m2 -iE 'error|panicked' "$tmp/srv.err" | tr '\n' ' ')" \
+    "$(tail -3 "$tmp/srv.err" | tr '\n' ' ')" \
     "sender: $(tail -2 "$tmp/cli.err" | tr '\n' ' ')" "relay: $(tail -2 "$tmp/relay.err" | tr '\n' ' ')" >&2
   kill -TERM $relay 2>/dev/null || true
   exit 1
