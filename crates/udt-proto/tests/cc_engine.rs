@@ -4,7 +4,7 @@ mod common;
 
 use common::{Datagram, Net};
 use udt_proto::cc::{CcContext, CongestionControl, FnFactory};
-use udt_proto::{ConnectionConfig, ConnectionState};
+use udt_proto::{ConnectionConfig, ConnectionState, SocketId};
 
 const CLIENT: usize = 0;
 const SERVER: usize = 1;
@@ -91,6 +91,29 @@ fn keep_alives_do_not_postpone_a_retransmission_timeout() {
     );
 }
 
+/// Sends `total` bytes from the client's connection to the server's (`conns`: client, server)
+/// for at most `limit_s` simulated seconds; returns the bytes the server read.
+fn transfer(net: &mut Net, conns: (SocketId, SocketId), total: usize, limit_s: f64) -> usize {
+    let (c, s) = conns;
+    let (mut sent, mut received) = (0, 0);
+    let mut buf = vec![0u8; 1 << 16];
+    net.run_until(limit_s, |net| {
+        let now = net.now;
+        if sent < total {
+            let mut conn = net.nodes[CLIENT].ep.connection_mut(c).unwrap();
+            if let Ok(n) = conn.send(now, &vec![1u8; total - sent]) {
+                sent += n;
+            }
+        }
+        let mut conn = net.nodes[SERVER].ep.connection_mut(s).unwrap();
+        while let Ok(n) = conn.recv(&mut buf) {
+            received += n;
+        }
+        received == total
+    });
+    received
+}
+
 /// Control type of a datagram, if it is a control packet.
 fn control_type(d: &Datagram<'_>) -> Option<u16> {
     match d.data {
@@ -127,24 +150,8 @@ fn ctcp_is_acknowledged_every_two_packets() {
         true
     }));
     let total = 400 * 1456;
-    let mut sent = 0;
-    let mut received = 0;
-    let mut buf = vec![0u8; 1 << 16];
-    let ok = net.run_until(10.0, |net| {
-        let now = net.now;
-        if sent < total {
-            let mut conn = net.nodes[CLIENT].ep.connection_mut(c).unwrap();
-            if let Ok(n) = conn.send(now, &vec![1u8; total - sent]) {
-                sent += n;
-            }
-        }
-        let mut conn = net.nodes[SERVER].ep.connection_mut(s).unwrap();
-        while let Ok(n) = conn.recv(&mut buf) {
-            received += n;
-        }
-        received == total
-    });
-    assert!(ok, "transfer incomplete: {received} of {total}");
+    let received = transfer(&mut net, (c, s), total, 10.0);
+    assert_eq!(received, total, "transfer incomplete");
     assert_eq!(data.get(), 400);
     let acks = acks.get();
     assert!((190..=210).contains(&acks), "{acks} ACKs for 400 packets");
@@ -191,24 +198,8 @@ fn a_receiver_waiting_on_a_hole_keeps_the_sender_from_timing_out() {
         true
     }));
     let total = 100 * 1456;
-    let mut sent = 0;
-    let mut received = 0;
-    let mut buf = vec![0u8; 1 << 16];
-    let ok = net.run_until(20.0, |net| {
-        let now = net.now;
-        if sent < total {
-            let mut conn = net.nodes[CLIENT].ep.connection_mut(c).unwrap();
-            if let Ok(n) = conn.send(now, &vec![1u8; total - sent]) {
-                sent += n;
-            }
-        }
-        let mut conn = net.nodes[SERVER].ep.connection_mut(s).unwrap();
-        while let Ok(n) = conn.recv(&mut buf) {
-            received += n;
-        }
-        received == total
-    });
-    assert!(ok, "transfer incomplete: {received} of {total}");
+    let received = transfer(&mut net, (c, s), total, 20.0);
+    assert_eq!(received, total, "transfer incomplete");
     assert_eq!(dropped.get(), 3, "the hole was not repaired three times");
     let now = net.now;
     let stats = net.nodes[CLIENT]

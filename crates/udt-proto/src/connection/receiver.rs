@@ -55,10 +55,10 @@ impl Connection {
 
     /// True when everything up to the first hole has been acknowledged, so no new ACK is due,
     /// but holes remain: the receiver is waiting on retransmissions. It then repeats a light
-    /// ACK of that number every ACK period that sends no full ACK. Otherwise it would be silent until a
-    /// retransmission fills the hole, a round trip after the NAK at best, and the sender's
-    /// EXP timer (RTT + 4·RTTVar + SYN) fires whenever the RTT grows a little in between: its
-    /// timeout resends every packet in flight. On a 10 Mb/s, 400 ms path with 0.1 % loss that
+    /// ACK of that number every ACK period that sends no full ACK. Otherwise it would be
+    /// silent until a retransmission fills the hole, a round trip after the NAK at best, and
+    /// the sender's EXP timer (RTT + 4·RTTVar + SYN) fires whenever the RTT grows a little in
+    /// between: its timeout resends every packet in flight. On a 10 Mb/s, 400 ms path with 0.1 % loss that
     /// was 6 timeouts and 4.2 % of the packets resent, for 0.14 % lost. A 4.11 sender takes
     /// an ACK that does not advance as a sign of life and otherwise ignores it, as ours does.
     /// Only with periodic NAKs (4.11 sends no such ACK, and without repeated reports the
