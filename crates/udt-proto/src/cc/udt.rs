@@ -10,10 +10,10 @@
 //! can distort:
 //!
 //! 1. **Loss is congestion only when the path shows congestion**: the RTT has risen above its
-//!    10 s minimum by a queueing threshold (1.5 ms, 4 packets' time or 2 RTTVar, whichever
-//!    is largest; 4 ms for a flow under 0.9 of a credible capacity, which cannot have built
-//!    the queue itself) and the queue is at least half the fullest seen in
-//!    the last seconds (a DropTail queue drops when full; random loss strikes at any level),
+//!    10 s minimum by a queueing threshold (1.5 ms, 4 packets' time or 2 RTTVar capped at
+//!    the larger of 5 ms and a tenth of the minimum RTT, whichever is largest; 4 ms for a
+//!    flow under 0.9 of a credible capacity, which cannot have built the queue itself) and
+//!    the queue is at least half the fullest seen in the last seconds (a DropTail queue drops when full; random loss strikes at any level),
 //!    or more than 5 % of the packets of the last round trips were lost. On a path that
 //!    loses packets with no queue (a noisy link), a loss with a queue counts only when the
 //!    last round trips lost more than twice what that background rate explains (see
@@ -73,6 +73,15 @@ const QUEUE_THRESHOLD_PKTS: f64 = 4.0;
 /// ... and above this many times the RTT variation: real hosts add RTT noise of 0.5–1 ms
 /// (scheduling, interrupt coalescing, a user-space emulator), which the simulator does not.
 const QUEUE_THRESHOLD_RTT_VARS: f64 = 2.0;
+/// ... but that share is at most the larger of this, µs, and [`QUEUE_NOISE_CAP_OF_MIN_RTT`]
+/// of the minimum RTT. A queue that fills and empties swings the RTT by its own depth, and
+/// the RTT variation follows: at 100 Mb/s, 400 ms, 2 RTTVar hid a 316 ms queue, the rate
+/// rose to 1.5 times the link with the queue full, and 25 % of the packets were lost for
+/// 2 s; at the end of a start-up it hid a 150 ms queue and the overflow's losses counted
+/// as the link's own (see `RandomLoss`).
+const QUEUE_NOISE_CAP_US: f64 = 5000.0;
+/// See [`QUEUE_NOISE_CAP_US`].
+const QUEUE_NOISE_CAP_OF_MIN_RTT: f64 = 0.1;
 /// A loss fraction above this over the last round trips is congestion whatever the RTT says:
 /// a queue too short to show in the RTT (a few packets at 10 Gbit/s hold microseconds)
 /// overflows without a delay signal, and random loss of a few percent is already more than
@@ -207,8 +216,20 @@ struct RandomLoss {
 
 /// Length of a [`RandomLoss`] bucket, µs.
 const RANDOM_LOSS_BUCKET_US: u64 = 5_000_000;
-/// Packets a [`RandomLoss`] estimate needs behind it: at 0.1 % loss, ten losses.
+/// Packets a [`RandomLoss`] estimate needs behind it: at 0.1 % loss, ten losses...
 const RANDOM_LOSS_MIN_AMONG: u64 = 10_000;
+/// ... or, until the first congestion decrease, this many losses among at least
+/// [`RANDOM_LOSS_MIN_AMONG_LOSSY`] packets: a lossier link shows its rate sooner. Just out of
+/// slow start at 40 Mb/s on a 1 % lossy path (through `udt relay`, 1 Gb/s, 200 ms), 10 000
+/// packets take 3 s; before then a random loss with the 2.5 ms queue the start-up's paced
+/// bursts left counted as congestion, and that ended the start-up: 15–20 s of linear climb
+/// to the link. Only until then: a queue of a few packets overflows without showing in the
+/// RTT, and its losses count as the link's; with the shortcut for good, a 10 Mb/s, 1 ms path
+/// with 0.1 % loss retransmitted 5.3 % of its packets (1.1 % without).
+const RANDOM_LOSS_MIN_LOST: u64 = 10;
+/// The packets [`RANDOM_LOSS_MIN_LOST`] losses must be among: ten losses among fewer say more
+/// about one burst than about the link.
+const RANDOM_LOSS_MIN_AMONG_LOSSY: u64 = 1_000;
 /// A loss is congestion only when the recent losses exceed this many times what the
 /// background loss rate explains, ...
 const RANDOM_LOSS_MARGIN: f64 = 2.0;
@@ -228,17 +249,20 @@ impl RandomLoss {
         self.current.2 += among;
     }
 
-    /// The background loss fraction, once enough packets are behind it.
-    fn fraction(&self) -> Option<f64> {
+    /// The background loss fraction, once enough packets are behind it (`early`: or enough
+    /// losses, see [`RANDOM_LOSS_MIN_LOST`]).
+    fn fraction(&self, early: bool) -> Option<f64> {
         let lost = self.current.1 + self.previous.0;
         let among = self.current.2 + self.previous.1;
-        (among >= RANDOM_LOSS_MIN_AMONG).then(|| lost as f64 / among as f64)
+        let enough = among >= RANDOM_LOSS_MIN_AMONG
+            || (early && lost >= RANDOM_LOSS_MIN_LOST && among >= RANDOM_LOSS_MIN_AMONG_LOSSY);
+        enough.then(|| lost as f64 / among as f64)
     }
 
     /// True when `lost` of `among` packets is more than background loss explains (always,
-    /// while no background is known).
-    fn exceeded_by(&self, lost: u64, among: u64) -> bool {
-        match self.fraction() {
+    /// while no background is known; `early` as for [`RandomLoss::fraction`]).
+    fn exceeded_by(&self, lost: u64, among: u64, early: bool) -> bool {
+        match self.fraction(early) {
             Some(p) if p > 0.0 => {
                 let expected = p * among as f64;
                 lost as f64 > RANDOM_LOSS_MARGIN * expected + RANDOM_LOSS_SLACK_PKTS
@@ -526,7 +550,9 @@ impl UdtCc {
             .unwrap_or(0.0)
             .max(self.best_delivery.get())
             .max(1.0);
-        let noise = QUEUE_THRESHOLD_RTT_VARS * f64::from(ctx.rtt_var_us());
+        let noise_cap =
+            QUEUE_NOISE_CAP_US.max(QUEUE_NOISE_CAP_OF_MIN_RTT * f64::from(ctx.min_rtt_us()));
+        let noise = (QUEUE_THRESHOLD_RTT_VARS * f64::from(ctx.rtt_var_us())).min(noise_cap);
         QUEUE_THRESHOLD_US
             .max(QUEUE_THRESHOLD_PKTS * 1e6 / rate)
             .max(noise)
@@ -556,7 +582,9 @@ impl UdtCc {
         let (lost, among) = self.loss.recent();
         queue >= threshold
             && queue >= QUEUE_FULL_FRACTION * self.fullest_queue_us(ctx)
-            && self.random_loss.exceeded_by(lost, among)
+            && self
+                .random_loss
+                .exceeded_by(lost, among, !self.congestion_met)
     }
 
     /// The largest queueing delay of the last [`DELIVERY_MEMORY_US`] (or ten RTTs), µs.
@@ -1032,7 +1060,12 @@ impl CongestionControl for UdtCc {
         let congestion_recent = self
             .last_congestion
             .is_some_and(|t| ctx.now().micros_since(t) < settle);
-        if !self.queue_building(ctx) && !congestion_recent {
+        // Nor do losses while more is lost than a noisy link causes: that is congestion
+        // whatever the RTT shows (a queue of a few packets overflows without a delay signal).
+        if !self.queue_building(ctx)
+            && !congestion_recent
+            && self.loss.fraction() <= CONGESTION_LOSS_FRACTION
+        {
             self.random_loss.add(ctx.now(), lost, among);
         }
         if self.native.in_slow_start() {
@@ -1436,17 +1469,17 @@ mod tests {
     fn background_loss_excuses_what_it_explains_and_no_more() {
         let mut bg = RandomLoss::default();
         // No background known yet: every loss may be congestion.
-        assert!(bg.exceeded_by(1, 17_000));
+        assert!(bg.exceeded_by(1, 17_000, true));
         // 0.1 % of 20 000 packets, reported while no queue showed.
         let t = Instant::ZERO + std::time::Duration::from_secs(1);
         bg.add(t, 20, 20_000);
-        assert_eq!(bg.fraction(), Some(0.001));
+        assert_eq!(bg.fraction(true), Some(0.001));
         // Two round trips at 1 Gb/s, 100 ms: 17 expected; 37 is the margin.
-        assert!(!bg.exceeded_by(17, 17_000));
-        assert!(!bg.exceeded_by(37, 17_000));
-        assert!(bg.exceeded_by(38, 17_000));
+        assert!(!bg.exceeded_by(17, 17_000, true));
+        assert!(!bg.exceeded_by(37, 17_000, true));
+        assert!(bg.exceeded_by(38, 17_000, true));
         // An overflow on top (a few per cent of the packets) is congestion.
-        assert!(bg.exceeded_by(17 + 170, 17_000));
+        assert!(bg.exceeded_by(17 + 170, 17_000, true));
     }
 
     #[test]
@@ -1454,15 +1487,36 @@ mod tests {
         let mut bg = RandomLoss::default();
         let at = |s: u64| Instant::ZERO + std::time::Duration::from_secs(s);
         bg.add(at(1), 5, 9_000);
-        assert_eq!(bg.fraction(), None, "9 000 packets are too few");
+        assert_eq!(bg.fraction(true), None, "9 000 packets are too few");
         bg.add(at(2), 5, 1_000);
-        assert_eq!(bg.fraction(), Some(0.001));
+        assert_eq!(bg.fraction(true), Some(0.001));
         // Two buckets later (5 s each) the old counts are gone.
         bg.add(at(7), 0, 10_000);
-        assert_eq!(bg.fraction(), Some(10.0 / 20_000.0));
+        assert_eq!(bg.fraction(true), Some(10.0 / 20_000.0));
         bg.add(at(13), 0, 10_000);
-        assert_eq!(bg.fraction(), Some(0.0));
+        assert_eq!(bg.fraction(true), Some(0.0));
         // A background of zero excuses nothing.
-        assert!(bg.exceeded_by(1, 17_000));
+        assert!(bg.exceeded_by(1, 17_000, true));
+    }
+
+    #[test]
+    fn a_lossy_link_shows_its_background_after_ten_losses() {
+        let mut bg = RandomLoss::default();
+        let t = Instant::ZERO + std::time::Duration::from_secs(1);
+        // Ten losses among too few packets may be one burst.
+        bg.add(t, 10, 999);
+        assert_eq!(bg.fraction(true), None);
+        bg.add(t, 0, 1);
+        assert_eq!(bg.fraction(true), Some(0.01));
+        // 1 % of a few round trips' packets is then no congestion; five times that is.
+        assert!(!bg.exceeded_by(7, 330, true));
+        assert!(bg.exceeded_by(5 * 7, 330, true));
+        // After the first congestion decrease the estimate needs its 10 000 packets again.
+        assert_eq!(bg.fraction(false), None);
+        assert!(bg.exceeded_by(1, 330, false));
+        // Nine losses among 5 000 packets are not enough yet.
+        let mut bg = RandomLoss::default();
+        bg.add(t, 9, 5_000);
+        assert_eq!(bg.fraction(true), None);
     }
 }

@@ -729,7 +729,10 @@ impl Connection {
             capacity_reported: self.capacity_reported,
             delivery_rate_pps: self
                 .delivery
-                .rate_pps(u64::from(self.rtt.rtt_us()).max(DELIVERY_WINDOW_MIN_US))
+                .rate_pps_bounded_by_sending(
+                    &self.sent_history,
+                    u64::from(self.rtt.rtt_us()).max(DELIVERY_WINDOW_MIN_US),
+                )
                 .unwrap_or(0.0),
             acked_pkts: self.delivery.acked_pkts(),
             sent_rate_rtt_ago_pps: {

@@ -68,18 +68,48 @@ impl DeliveryRate {
     /// Measured between ACK arrivals, so an idle gap before the newest ACK lowers it, as it
     /// should: nothing was delivered then.
     pub fn rate_pps(&self, window_us: u64) -> Option<f64> {
-        let &(t_end, a_end) = self.history.back()?;
-        // The newest sample at or before t_end − window, else the oldest.
-        let from = t_end.as_micros().saturating_sub(window_us);
+        let ((t0, a0), (t_end, a_end)) = self.window_ends(window_us)?;
+        Some((a_end - a0) as f64 * 1e6 / t_end.micros_since(t0) as f64)
+    }
+
+    /// [`DeliveryRate::rate_pps`], but never faster than the packets it counts were first
+    /// sent, by `sent`: the history of new packets sent, counted from the same first
+    /// sequence number. A hole holds the cumulative ACK back until its retransmission
+    /// arrives, and the ACK then jumps past packets sent over one to several round trips;
+    /// over the ACK's span alone, at 100 Mb/s and 400 ms behind a full queue, that read four
+    /// times the link. The span used is the longer of the ACKs' and the sends' (as BBR's
+    /// delivery-rate sample does). Where `sent` no longer reaches back to the window's first
+    /// packet, its oldest sample stands in: the send span is then shorter than the truth
+    /// and the bound looser, never tighter.
+    pub fn rate_pps_bounded_by_sending(&self, sent: &DeliveryRate, window_us: u64) -> Option<f64> {
+        let ((t0, a0), (t_end, a_end)) = self.window_ends(window_us)?;
+        let send_span = match (sent.time_reaching(a0), sent.time_reaching(a_end)) {
+            (Some(s0), Some(s1)) => s1.micros_since(s0),
+            _ => 0,
+        };
+        let span = t_end.micros_since(t0).max(send_span);
+        Some((a_end - a0) as f64 * 1e6 / span as f64)
+    }
+
+    /// The (time, count) samples at the ends of the last `window_us`: the newest sample, and
+    /// the newest at or before it minus the window (else the oldest); `None` unless they are
+    /// at least a granule apart.
+    fn window_ends(&self, window_us: u64) -> Option<((Instant, u64), (Instant, u64))> {
+        let &end = self.history.back()?;
+        let from = end.0.as_micros().saturating_sub(window_us);
         let idx = self
             .history
             .partition_point(|&(t, _)| t.as_micros() <= from);
-        let &(t0, a0) = self.history.get(idx.saturating_sub(1))?;
-        let span = t_end.micros_since(t0);
-        if span < GRANULARITY_US {
-            return None;
-        }
-        Some((a_end - a0) as f64 * 1e6 / span as f64)
+        let &start = self.history.get(idx.saturating_sub(1))?;
+        (end.0.micros_since(start.0) >= GRANULARITY_US).then_some((start, end))
+    }
+
+    /// When the running count reached `count`: the time of the first sample at or past it
+    /// (at most a granule late), the oldest sample's when the history starts after it, and
+    /// `None` when the count has not got there.
+    fn time_reaching(&self, count: u64) -> Option<Instant> {
+        let idx = self.history.partition_point(|&(_, n)| n < count);
+        self.history.get(idx).map(|&(t, _)| t)
     }
 
     /// Packets per second counted over the `window_us` that ended at `end` (the newest sample
@@ -181,6 +211,41 @@ mod tests {
         let new = d.rate_ending(at(200_000), 50_000).unwrap();
         assert!((new - 200_000.0).abs() < 1.0, "{new}");
         assert!(d.rate_ending(at(500), 10_000).is_none());
+    }
+
+    #[test]
+    fn an_ack_jump_past_a_filled_hole_is_bounded_by_the_sending() {
+        // 100 packets sent every ms; delivered at that rate from 100 to 200 ms. Then a hole
+        // holds the ACK; at 290 ms it moves by 10 packets (to the next hole), and at 390 ms
+        // it jumps past everything sent up to 300 ms.
+        let (mut acked, mut sent) = (DeliveryRate::new(), DeliveryRate::new());
+        for k in 1..=400u64 {
+            sent.on_ack(at(k * 1_000), 100);
+        }
+        for k in 1..=100u64 {
+            acked.on_ack(at(100_000 + k * 1_000), 100);
+        }
+        acked.on_ack(at(290_000), 10);
+        acked.on_ack(at(390_000), 30_000 - 10_010);
+        // Over the last 100 ms the ACKs alone say twice the rate; the sends say the truth.
+        let by_acks = acked.rate_pps(100_000).unwrap();
+        assert!((by_acks - 200_000.0).abs() < 1_000.0, "{by_acks}");
+        let bounded = acked.rate_pps_bounded_by_sending(&sent, 100_000).unwrap();
+        assert!((bounded - 100_000.0).abs() < 1_100.0, "{bounded}");
+        // With steady delivery, the bound changes nothing.
+        let (mut acked, mut sent) = (DeliveryRate::new(), DeliveryRate::new());
+        for k in 1..=300u64 {
+            sent.on_ack(at(k * 1_000), 100);
+            acked.on_ack(at(50_000 + k * 1_000), 100);
+        }
+        let r = acked.rate_pps_bounded_by_sending(&sent, 100_000).unwrap();
+        assert!((r - 100_000.0).abs() < 1.0, "{r}");
+        // A send history that does not reach back that far loosens the bound only.
+        let mut short = DeliveryRate::new();
+        short.on_ack(at(200_000), 20_000);
+        short.on_ack(at(300_000), 10_000);
+        let loose = acked.rate_pps_bounded_by_sending(&short, 100_000).unwrap();
+        assert!(loose >= r, "{loose} < {r}");
     }
 
     #[test]
