@@ -239,13 +239,15 @@ fn listener_accepting_any_kind_takes_each_peers_kind() {
     assert_eq!(s.recv(&mut [0u8; 8]), Err(Error::WrongSocketKind));
 }
 
-#[test]
-fn close_delivers_everything_then_shuts_down() {
-    let mut net = pair(6, 40, ConnectionConfig::default());
-    let (c, s) = connect(&mut net, ConnectionConfig::default());
+/// Queues `data` on the client, closes it at once, and reads at the server until the
+/// connection ends or `limit_s` of simulated time pass: (whether it ended, the bytes read).
+fn send_close_and_receive(
+    net: &mut Net,
+    (c, s): (SocketId, SocketId),
+    data: &[u8],
+    limit_s: f64,
+) -> (bool, Vec<u8>) {
     let now = net.now;
-    let mut data = vec![0u8; 3_000_000];
-    pattern(0, &mut data);
     let mut off = 0;
     while off < data.len() {
         off += net.nodes[CLIENT]
@@ -258,7 +260,7 @@ fn close_delivers_everything_then_shuts_down() {
     net.nodes[CLIENT].ep.close(now, c);
     let mut got = Vec::new();
     let mut buf = vec![0u8; 65536];
-    let ended = net.run_until(30.0, |net| {
+    let ended = net.run_until(limit_s, |net| {
         let mut conn = net.nodes[SERVER].ep.connection_mut(s).unwrap();
         loop {
             match conn.recv(&mut buf) {
@@ -269,6 +271,16 @@ fn close_delivers_everything_then_shuts_down() {
             }
         }
     });
+    (ended, got)
+}
+
+#[test]
+fn close_delivers_everything_then_shuts_down() {
+    let mut net = pair(6, 40, ConnectionConfig::default());
+    let (c, s) = connect(&mut net, ConnectionConfig::default());
+    let mut data = vec![0u8; 3_000_000];
+    pattern(0, &mut data);
+    let (ended, got) = send_close_and_receive(&mut net, (c, s), &data, 30.0);
     assert!(ended, "server must see the connection end");
     assert_eq!(got.len(), data.len());
     assert!(got == data);
@@ -512,32 +524,9 @@ fn a_lost_shutdown_does_not_leave_the_peer_to_time_out() {
         // The first Shutdown is lost.
         !(is_shutdown && seen.get() == 1)
     }));
-    let now = net.now;
     let mut data = vec![0u8; 300_000];
     pattern(0, &mut data);
-    let mut off = 0;
-    while off < data.len() {
-        off += net.nodes[CLIENT]
-            .ep
-            .connection_mut(c)
-            .unwrap()
-            .send(now, &data[off..])
-            .unwrap();
-    }
-    net.nodes[CLIENT].ep.close(now, c);
-    let mut got = Vec::new();
-    let mut buf = vec![0u8; 65536];
-    let ended = net.run_until(60.0, |net| {
-        let mut conn = net.nodes[SERVER].ep.connection_mut(s).unwrap();
-        loop {
-            match conn.recv(&mut buf) {
-                Ok(n) => got.extend_from_slice(&buf[..n]),
-                Err(Error::WouldBlock) => return false,
-                Err(Error::ConnectionLost) => return true,
-                Err(e) => panic!("{e}"),
-            }
-        }
-    });
+    let (ended, got) = send_close_and_receive(&mut net, (c, s), &data, 60.0);
     assert!(ended, "the server must see the connection end");
     assert!(got == data, "{} of {} bytes", got.len(), data.len());
     assert!(shutdowns.get() >= 2, "{} Shutdown sent", shutdowns.get());
