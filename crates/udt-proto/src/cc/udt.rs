@@ -33,7 +33,9 @@
 //!    the spare capacity comes from the delivery rate: recovery up to the best delivery rate,
 //!    then a probe that starts at 1/32 of the rate and doubles every 500 ms until a queue
 //!    shows. While a queue builds without a credible capacity, the increase falls to its
-//!    minimum and the rate is bounded to 1/16 above the best delivery rate.
+//!    minimum and the rate is bounded to 1/16 above the best delivery rate (but never below
+//!    0.875 of the rate at the last congestion decrease: behind lost retransmissions the
+//!    cumulative ACK, and with it the delivery rate, can creep at a fraction of the link).
 //! 3. **Slow start ends on the path's signals, and paces.** It sends at twice the window's
 //!    rate instead of in line-rate bursts, and ends when a queue shows (in two events in a
 //!    row: one RTT sample can spike on a busy host), when the window passes
@@ -55,8 +57,16 @@
 //!    doubles its increase, and this side's receiver reports the capacity of the packet
 //!    pairs no other flow split (`CapacityEstimate::UnsplitPairs`): 4.11's estimate reads
 //!    lower the smaller a flow's share, and the increase follows it.
+//! 6. **Only a rate in use grows, and only what was sent at the rate lowers the delivery
+//!    estimate.** After slow start the increase (native, start-up or first climb) runs only
+//!    while the sender used at least 0.8 of its rate over the last round trip (`RateUse`):
+//!    held by its window behind holes, a flow's untested rate had climbed to twice the link
+//!    and the burst that followed overflowed the queue. A delivery sample of packets that
+//!    were sent slower than that may raise the best delivery rate but does not let it
+//!    expire.
 
 use super::native::{IncreaseRule, NativeCc, NativeConfig};
+use super::rate_use::RateUse;
 use super::{CcContext, CcInputs, CongestionControl, SeqNo, SeqRange};
 use crate::time::Instant;
 
@@ -455,6 +465,10 @@ pub struct UdtCc {
     /// The last packet sent in slow start: losses up to it are slow start's overshoot, which
     /// leaving slow start already answered.
     ss_last_seq: Option<SeqNo>,
+    /// How much of its rate the sender has been using (see [`RATE_USED_FRACTION`]).
+    rate_use: RateUse,
+    /// The sending rate when the flow last decreased for congestion, packets/s.
+    last_decrease_rate_pps: Option<f64>,
 }
 
 impl Default for UdtCc {
@@ -493,6 +507,8 @@ impl UdtCc {
             early: EarlyDecrease::default(),
             ss_queue_events: 0,
             ss_last_seq: None,
+            rate_use: RateUse::new(),
+            last_decrease_rate_pps: None,
         }
     }
 
@@ -519,6 +535,22 @@ impl UdtCc {
     /// The sending rate the current period sets, packets/s.
     fn sending_rate_pps(ctx: &CcContext<'_>) -> f64 {
         1e6 / ctx.pkt_snd_period_us().max(1e-3)
+    }
+
+    /// Brings the rate-use measurement up to date (before anything changes the rate).
+    fn accrue_rate_use(&mut self, ctx: &CcContext<'_>) {
+        let window = Self::loss_interval_us(ctx);
+        self.rate_use
+            .accrue(ctx.now(), Self::sending_rate_pps(ctx), window);
+    }
+
+    /// True unless the last round trip showed the sender using less than
+    /// [`RATE_USED_FRACTION`] of its rate: an increase is only tested against the path when
+    /// the sender sends at the rate (see [`RateUse`]).
+    fn rate_used(&self) -> bool {
+        self.rate_use
+            .fraction()
+            .is_none_or(|f| f >= RATE_USED_FRACTION)
     }
 
     fn memory_us(ctx: &CcContext<'_>) -> u64 {
@@ -675,7 +707,14 @@ impl UdtCc {
         if !self.queue_building(ctx) {
             return None;
         }
-        let best = self.best_delivery.get().max(ctx.delivery_rate_pps());
+        let floor = self
+            .last_decrease_rate_pps
+            .map_or(0.0, |r| BOUND_FLOOR_OF_DECREASE_RATE * r);
+        let best = self
+            .best_delivery
+            .get()
+            .max(ctx.delivery_rate_pps())
+            .max(floor);
         (best > 0.0).then_some(best * (1.0 + RATE_HEADROOM))
     }
 
@@ -705,6 +744,7 @@ impl UdtCc {
         self.last_decrease = Some(ctx.now());
         self.startup = None;
         self.probing_since = None;
+        self.last_decrease_rate_pps = Some(Self::sending_rate_pps(ctx));
         // A loss of the packet just sent: beyond the last decrease point, so the native rule
         // starts a new epoch with its usual decrease.
         let seq = ctx.snd_curr_seq();
@@ -798,9 +838,15 @@ impl UdtCc {
         };
         self.native.set_increase(IncreaseRule::Linear { gain });
         let inputs = self.adjusted_inputs(ctx);
+        let period_before = ctx.pkt_snd_period_us();
         self.native.on_ack(&mut ctx.with_inputs(&inputs), ack);
-        self.startup_recovery(ctx);
-        self.first_climb(ctx, elapsed_us);
+        if !self.rate_used() {
+            // The native rule only increases here; a rate the sender does not use stays.
+            ctx.set_pkt_snd_period_us(ctx.pkt_snd_period_us().max(period_before));
+        } else {
+            self.startup_recovery(ctx);
+            self.first_climb(ctx, elapsed_us);
+        }
         self.bound_rate(ctx);
         // The window counts packets not yet cumulatively acknowledged, and a packet behind a
         // hole stays so until the retransmission fills it, a round trip later (more when the
@@ -919,6 +965,9 @@ impl UdtCc {
         // queued looked like congestion, and cut the rate to 0.7 of 1 Gb/s for seconds).
         self.last_decrease = Some(ctx.now());
         self.ss_last_seq = Some(ctx.snd_curr_seq());
+        // Slow start paces at twice the window's rate and is held by the window by design:
+        // what it used says nothing about the rate it leaves with.
+        self.rate_use = RateUse::new();
         self.startup = Some(Startup {
             left_at: ctx.now(),
             pipe_pps,
@@ -1006,6 +1055,19 @@ const INCREASE_GAIN: f64 = 3.0;
 /// "rate-control clock".
 const INCREASE_GAIN_WITH_CAPACITY: f64 = 1.0;
 
+/// After slow start the rate grows only while the sender used at least this fraction of it in
+/// the last round trip (see [`RateUse`]).
+const RATE_USED_FRACTION: f64 = 0.8;
+
+/// The delivery bound never holds the rate below this fraction of the rate at the last
+/// congestion decrease (one native decrease below it). Behind holes whose retransmissions
+/// were lost, the cumulative ACK crept for a second while the path delivered the link (at
+/// 1 % loss, 1 Gb/s, 200 ms: 0.3 of the link); once the older samples expired, the best
+/// delivery rate read that, and the bound cut the rate to a third of the link for 14 s of
+/// linear recovery. A decrease is the flow's answer to the congestion it met; the bound is
+/// for climbs past what the path has shown, which the decrease point already bounds.
+const BOUND_FLOOR_OF_DECREASE_RATE: f64 = 0.875;
+
 /// Slow-start events in a row that must show a queue to end slow start.
 const SS_QUEUE_EVENTS: u32 = 2;
 
@@ -1026,8 +1088,19 @@ impl CongestionControl for UdtCc {
     }
 
     fn on_ack(&mut self, ctx: &mut CcContext<'_>, ack: SeqNo) {
+        self.accrue_rate_use(ctx);
         let d = Self::clean_delivery(ctx);
-        if d > 0.0 {
+        // A sample of packets sent slower than the rate (the window or the flow window held
+        // the sender, or retransmissions took its turns) says what was sent, not what the path
+        // carries: it may raise the best delivery rate but not let it expire (BBR's rule for
+        // application-limited samples). Behind a full flow window at 1 % loss (1 Gb/s,
+        // 200 ms) such samples read 0.06-0.3 of the link for a second. (The simulator's sweeps
+        // moved by 0.001 at most with this rule; the deep cut traced there came from samples
+        // of packets sent at the rate, see [`BOUND_FLOOR_OF_DECREASE_RATE`].)
+        let sent_then = ctx.acked_sent_rate_pps();
+        let limited =
+            sent_then > 0.0 && sent_then < RATE_USED_FRACTION * Self::sending_rate_pps(ctx);
+        if d > 0.0 && (!limited || d > self.best_delivery.get()) {
             let memory = Self::memory_us(ctx);
             self.best_delivery.update(ctx.now(), memory, d);
         }
@@ -1048,6 +1121,7 @@ impl CongestionControl for UdtCc {
     }
 
     fn on_loss(&mut self, ctx: &mut CcContext<'_>, losses: &[SeqRange]) {
+        self.accrue_rate_use(ctx);
         let interval = Self::loss_interval_us(ctx);
         let (lost, among) = self
             .loss
@@ -1146,6 +1220,7 @@ impl CongestionControl for UdtCc {
             self.startup = None;
         }
         self.probing_since = None;
+        self.last_decrease_rate_pps = Some(Self::sending_rate_pps(ctx));
         let inputs = self.adjusted_inputs(ctx);
         self.native.on_loss(&mut ctx.with_inputs(&inputs), losses);
     }
@@ -1160,6 +1235,8 @@ impl CongestionControl for UdtCc {
     }
 
     fn on_packet_sent(&mut self, ctx: &mut CcContext<'_>, _pkt: &super::PacketInfo) {
+        self.accrue_rate_use(ctx);
+        self.rate_use.on_sent();
         // The rate-control clock: UDT runs its increase when an ACK acknowledges new data,
         // which a hole in the sequence (random loss) stops for a round trip at a time; run it
         // every SYN while sending instead.
@@ -1171,6 +1248,7 @@ impl CongestionControl for UdtCc {
     }
 
     fn on_timeout(&mut self, ctx: &mut CcContext<'_>) {
+        self.accrue_rate_use(ctx);
         self.startup = None;
         self.last_congestion = Some(ctx.now());
         self.congestion_met = true;
@@ -1193,6 +1271,8 @@ mod tests {
         cc: UdtCc,
         inputs: CcInputs,
         controls: CcControls,
+        /// The share of its rate the sender uses (1: it sends at the rate).
+        rate_used: f64,
     }
 
     impl Drive {
@@ -1216,6 +1296,7 @@ mod tests {
                 cc: UdtCc::new(),
                 inputs,
                 controls: CcControls::default(),
+                rate_used: 1.0,
             };
             d.with(|cc, ctx| cc.init(ctx));
             d
@@ -1226,8 +1307,13 @@ mod tests {
             f(&mut self.cc, &mut ctx);
         }
 
-        /// Sends 100 packets over `us`, then an ACK arrives with an RTT of `rtt_ms`.
+        /// Sends 100 packets over `us`, then an ACK arrives with an RTT of `rtt_ms`. The
+        /// rate-use measurement counts [`Drive::rate_used`] of what the rate allowed as sent.
         fn step(&mut self, us: u64, rtt_ms: u32) {
+            let sent = (self.rate_used * self.rate() * us as f64 / 1e6).round() as u64;
+            for _ in 0..sent {
+                self.cc.rate_use.on_sent();
+            }
             self.inputs.snd_curr_seq = self.inputs.snd_curr_seq.add(100);
             self.inputs.now = self.inputs.now.plus_micros(us);
             self.inputs.last_rtt_us = rtt_ms * 1000;
@@ -1344,6 +1430,81 @@ mod tests {
         assert!(
             after < 1.25f64.powi(2),
             "grew {after:.2} x in five round trips after the first congestion"
+        );
+    }
+
+    #[test]
+    fn a_rate_the_sender_does_not_use_does_not_grow() {
+        let mut d = Drive::new();
+        d.leave_slow_start_without_capacity(20_000.0);
+        d.send_at(20_000.0);
+        // Held by its window, the sender sends half of what its rate allows: neither the first
+        // climb nor the native increase may raise a rate that is not being tested.
+        // (The measurement covers the last round trip, so it takes up to two to show.)
+        d.rate_used = 0.5;
+        climb_on_a_path_that_delivers(&mut d, 2, 100);
+        let held = climb_on_a_path_that_delivers(&mut d, 5, 100);
+        assert!(held <= 1.0, "grew {held:.3} x while using half of its rate");
+        // Once it sends at its rate again, the climb resumes.
+        d.rate_used = 1.0;
+        let resumed = climb_on_a_path_that_delivers(&mut d, 5, 100);
+        assert!(
+            resumed > 1.25f64.powi(4),
+            "grew {resumed:.2} x in five round trips at its rate"
+        );
+    }
+
+    #[test]
+    fn samples_of_packets_sent_slower_than_the_rate_do_not_lower_the_best_delivery() {
+        let mut d = Drive::new();
+        d.leave_slow_start_without_capacity(80_000.0);
+        d.inputs.acked_sent_rate_pps = 80_000.0;
+        d.steps(100, 100);
+        assert!(d.cc.best_delivery.get() >= 79_000.0);
+        // For four seconds (twice the memory) the ACKs count packets sent at a quarter of the
+        // rate, behind a full window: what was sent, not what the path carries.
+        d.inputs.delivery_rate_pps = 20_000.0;
+        d.inputs.sent_rate_rtt_ago_pps = 20_000.0;
+        d.inputs.acked_sent_rate_pps = 20_000.0;
+        d.steps(400, 100);
+        let kept = d.cc.best_delivery.get();
+        assert!(kept >= 79_000.0, "best {kept} after limited samples");
+        // Packets sent at the rate and delivered at a quarter of it do lower it.
+        for _ in 0..400 {
+            d.inputs.acked_sent_rate_pps = d.rate();
+            d.step(10_000, 100);
+        }
+        let lowered = d.cc.best_delivery.get();
+        assert!(
+            lowered <= 21_000.0,
+            "best {lowered} after samples at the rate"
+        );
+    }
+
+    #[test]
+    fn the_delivery_bound_holds_the_rate_no_lower_than_one_decrease_below_the_last() {
+        let mut d = Drive::new();
+        d.leave_slow_start_without_capacity(80_000.0);
+        d.inputs.acked_sent_rate_pps = 80_000.0;
+        d.send_at(80_000.0);
+        // A queue builds and a loss with it is congestion: one decrease.
+        d.steps(20, 110);
+        let before = d.rate();
+        d.lose_newest();
+        assert!(d.cc.congestion_met);
+        // The queue stays and, for three seconds, the ACKs creep behind lost retransmissions:
+        // delivery reads a quarter of the rate, from packets sent at the rate.
+        d.inputs.delivery_rate_pps = 20_000.0;
+        d.inputs.sent_rate_rtt_ago_pps = 20_000.0;
+        for _ in 0..300 {
+            d.inputs.acked_sent_rate_pps = d.rate();
+            d.step(10_000, 110);
+        }
+        assert!(d.cc.best_delivery.get() <= 21_000.0);
+        let held = d.rate();
+        assert!(
+            held >= BOUND_FLOOR_OF_DECREASE_RATE * before,
+            "rate {held} after a decrease from {before}"
         );
     }
 
