@@ -81,12 +81,6 @@ pub struct CcInputs {
     /// the packets being acknowledged now were sent. Delivery well below it means the path
     /// does not carry what is sent.
     pub sent_rate_rtt_ago_pps: f64,
-    /// New packets per second at which the packets that [`CcInputs::delivery_rate_pps`]
-    /// counts were first sent (0 until known). Behind a hole the cumulative ACK lags the
-    /// sending by round trips, and these may have been sent long before one RTT ago: a
-    /// delivery sample of packets sent slower than the current rate says what was sent, not
-    /// what the path carries.
-    pub acked_sent_rate_pps: f64,
     /// Smallest RTT the peer reported over the last ten seconds, µs (0 until known): the
     /// path's delay without queueing.
     pub min_rtt_us: u32,
@@ -265,11 +259,6 @@ impl<'a> CcContext<'a> {
     /// [`CcInputs::sent_rate_rtt_ago_pps`].
     pub fn sent_rate_rtt_ago_pps(&self) -> f64 {
         self.inputs.sent_rate_rtt_ago_pps
-    }
-    /// Rate at which the packets counted by the delivery rate were sent, packets per second;
-    /// see [`CcInputs::acked_sent_rate_pps`].
-    pub fn acked_sent_rate_pps(&self) -> f64 {
-        self.inputs.acked_sent_rate_pps
     }
     /// Smallest recent RTT, µs (0 until known).
     pub fn min_rtt_us(&self) -> u32 {

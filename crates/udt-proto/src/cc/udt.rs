@@ -57,13 +57,10 @@
 //!    doubles its increase, and this side's receiver reports the capacity of the packet
 //!    pairs no other flow split (`CapacityEstimate::UnsplitPairs`): 4.11's estimate reads
 //!    lower the smaller a flow's share, and the increase follows it.
-//! 6. **Only a rate in use grows, and only what was sent at the rate lowers the delivery
-//!    estimate.** After slow start the increase (native, start-up or first climb) runs only
-//!    while the sender used at least 0.8 of its rate over the last round trip (`RateUse`):
-//!    held by its window behind holes, a flow's untested rate had climbed to twice the link
-//!    and the burst that followed overflowed the queue. A delivery sample of packets that
-//!    were sent slower than that may raise the best delivery rate but does not let it
-//!    expire.
+//! 6. **Only a rate in use grows.** After slow start the increase (native, start-up or first
+//!    climb) runs only while the sender used at least 0.8 of its rate over the last round
+//!    trip (`RateUse`): held by its window behind holes, a flow's untested rate had climbed
+//!    to twice the link and the burst that followed overflowed the queue.
 
 use super::native::{IncreaseRule, NativeCc, NativeConfig};
 use super::rate_use::RateUse;
@@ -1090,17 +1087,7 @@ impl CongestionControl for UdtCc {
     fn on_ack(&mut self, ctx: &mut CcContext<'_>, ack: SeqNo) {
         self.accrue_rate_use(ctx);
         let d = Self::clean_delivery(ctx);
-        // A sample of packets sent slower than the rate (the window or the flow window held
-        // the sender, or retransmissions took its turns) says what was sent, not what the path
-        // carries: it may raise the best delivery rate but not let it expire (BBR's rule for
-        // application-limited samples). Behind a full flow window at 1 % loss (1 Gb/s,
-        // 200 ms) such samples read 0.06-0.3 of the link for a second. (The simulator's sweeps
-        // moved by 0.001 at most with this rule; the deep cut traced there came from samples
-        // of packets sent at the rate, see [`BOUND_FLOOR_OF_DECREASE_RATE`].)
-        let sent_then = ctx.acked_sent_rate_pps();
-        let limited =
-            sent_then > 0.0 && sent_then < RATE_USED_FRACTION * Self::sending_rate_pps(ctx);
-        if d > 0.0 && (!limited || d > self.best_delivery.get()) {
+        if d > 0.0 {
             let memory = Self::memory_us(ctx);
             self.best_delivery.update(ctx.now(), memory, d);
         }
@@ -1455,37 +1442,9 @@ mod tests {
     }
 
     #[test]
-    fn samples_of_packets_sent_slower_than_the_rate_do_not_lower_the_best_delivery() {
-        let mut d = Drive::new();
-        d.leave_slow_start_without_capacity(80_000.0);
-        d.inputs.acked_sent_rate_pps = 80_000.0;
-        d.steps(100, 100);
-        assert!(d.cc.best_delivery.get() >= 79_000.0);
-        // For four seconds (twice the memory) the ACKs count packets sent at a quarter of the
-        // rate, behind a full window: what was sent, not what the path carries.
-        d.inputs.delivery_rate_pps = 20_000.0;
-        d.inputs.sent_rate_rtt_ago_pps = 20_000.0;
-        d.inputs.acked_sent_rate_pps = 20_000.0;
-        d.steps(400, 100);
-        let kept = d.cc.best_delivery.get();
-        assert!(kept >= 79_000.0, "best {kept} after limited samples");
-        // Packets sent at the rate and delivered at a quarter of it do lower it.
-        for _ in 0..400 {
-            d.inputs.acked_sent_rate_pps = d.rate();
-            d.step(10_000, 100);
-        }
-        let lowered = d.cc.best_delivery.get();
-        assert!(
-            lowered <= 21_000.0,
-            "best {lowered} after samples at the rate"
-        );
-    }
-
-    #[test]
     fn the_delivery_bound_holds_the_rate_no_lower_than_one_decrease_below_the_last() {
         let mut d = Drive::new();
         d.leave_slow_start_without_capacity(80_000.0);
-        d.inputs.acked_sent_rate_pps = 80_000.0;
         d.send_at(80_000.0);
         // A queue builds and a loss with it is congestion: one decrease.
         d.steps(20, 110);
@@ -1496,10 +1455,7 @@ mod tests {
         // delivery reads a quarter of the rate, from packets sent at the rate.
         d.inputs.delivery_rate_pps = 20_000.0;
         d.inputs.sent_rate_rtt_ago_pps = 20_000.0;
-        for _ in 0..300 {
-            d.inputs.acked_sent_rate_pps = d.rate();
-            d.step(10_000, 110);
-        }
+        d.steps(300, 110);
         assert!(d.cc.best_delivery.get() <= 21_000.0);
         let held = d.rate();
         assert!(

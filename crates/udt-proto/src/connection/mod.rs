@@ -735,13 +735,6 @@ impl Connection {
                 )
                 .unwrap_or(0.0),
             acked_pkts: self.delivery.acked_pkts(),
-            acked_sent_rate_pps: self
-                .delivery
-                .sent_rate_of_window(
-                    &self.sent_history,
-                    u64::from(self.rtt.rtt_us()).max(DELIVERY_WINDOW_MIN_US),
-                )
-                .unwrap_or(0.0),
             sent_rate_rtt_ago_pps: {
                 let rtt = u64::from(self.rtt.rtt_us());
                 let window = rtt.max(DELIVERY_WINDOW_MIN_US);

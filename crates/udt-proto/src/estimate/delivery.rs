@@ -83,28 +83,12 @@ impl DeliveryRate {
     /// and the bound looser, never tighter.
     pub fn rate_pps_bounded_by_sending(&self, sent: &DeliveryRate, window_us: u64) -> Option<f64> {
         let ((t0, a0), (t_end, a_end)) = self.window_ends(window_us)?;
-        let send_span = Self::send_span(sent, a0, a_end);
-        let span = t_end.micros_since(t0).max(send_span);
-        Some((a_end - a0) as f64 * 1e6 / span as f64)
-    }
-
-    /// Packets per second at which the packets counted by
-    /// [`DeliveryRate::rate_pps_bounded_by_sending`] over `window_us` were first sent, by
-    /// `sent` (as there); `None` without a window, or when their sending spans less than a
-    /// granule.
-    pub fn sent_rate_of_window(&self, sent: &DeliveryRate, window_us: u64) -> Option<f64> {
-        let ((_, a0), (_, a_end)) = self.window_ends(window_us)?;
-        let send_span = Self::send_span(sent, a0, a_end);
-        (send_span >= GRANULARITY_US).then(|| (a_end - a0) as f64 * 1e6 / send_span as f64)
-    }
-
-    /// µs over which `sent` counted from packet `a0` to packet `a_end` (0 if it does not
-    /// reach them).
-    fn send_span(sent: &DeliveryRate, a0: u64, a_end: u64) -> u64 {
-        match (sent.time_reaching(a0), sent.time_reaching(a_end)) {
+        let send_span = match (sent.time_reaching(a0), sent.time_reaching(a_end)) {
             (Some(s0), Some(s1)) => s1.micros_since(s0),
             _ => 0,
-        }
+        };
+        let span = t_end.micros_since(t0).max(send_span);
+        Some((a_end - a0) as f64 * 1e6 / span as f64)
     }
 
     /// The (time, count) samples at the ends of the last `window_us`: the newest sample, and
@@ -262,23 +246,6 @@ mod tests {
         short.on_ack(at(300_000), 10_000);
         let loose = acked.rate_pps_bounded_by_sending(&short, 100_000).unwrap();
         assert!(loose >= r, "{loose} < {r}");
-    }
-
-    #[test]
-    fn the_sending_of_the_counted_packets_is_known() {
-        // 10 packets a ms sent over 300 ms (a window held the sender), then acknowledged at
-        // 100 a ms: the last 20 ms of ACKs count packets sent at 10 000 packets/s.
-        let (mut acked, mut sent) = (DeliveryRate::new(), DeliveryRate::new());
-        for k in 1..=300u64 {
-            sent.on_ack(at(k * 1_000), 10);
-        }
-        for k in 1..=30u64 {
-            acked.on_ack(at(300_000 + k * 1_000), 100);
-        }
-        let r = acked.sent_rate_of_window(&sent, 20_000).unwrap();
-        assert!((r - 10_000.0).abs() < 600.0, "{r}");
-        // Without ACK progress there is nothing to say.
-        assert_eq!(DeliveryRate::new().sent_rate_of_window(&sent, 20_000), None);
     }
 
     #[test]
