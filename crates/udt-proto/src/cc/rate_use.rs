@@ -77,29 +77,29 @@ mod tests {
         Instant::ZERO.plus_micros(us)
     }
 
-    #[test]
-    fn a_sender_that_keeps_to_its_rate_uses_all_of_it() {
+    /// 20 ms at a rate of 10 000 packets/s (a chance every 100 µs, windows of 10 ms), sending
+    /// at every `nth` chance; the fraction of the last complete window.
+    fn send_every(nth: u64) -> f64 {
         let mut u = RateUse::new();
-        // 10 000 packets/s: one packet every 100 µs, windows of 10 ms.
         for i in 0..=200 {
             u.accrue(at(i * 100), 10_000.0, 10_000);
-            u.on_sent();
+            if i % nth == 0 {
+                u.on_sent();
+            }
         }
-        let f = u.fraction().expect("two windows completed");
+        u.fraction().expect("two windows completed")
+    }
+
+    #[test]
+    fn a_sender_that_keeps_to_its_rate_uses_all_of_it() {
+        let f = send_every(1);
         assert!((f - 1.0).abs() < 0.02, "fraction {f}");
     }
 
     #[test]
     fn a_sender_held_by_its_window_shows_the_share_it_used() {
-        let mut u = RateUse::new();
-        // The rate allows 10 000 packets/s; only every other chance is taken.
-        for i in 0..=200 {
-            u.accrue(at(i * 100), 10_000.0, 10_000);
-            if i % 2 == 0 {
-                u.on_sent();
-            }
-        }
-        let f = u.fraction().expect("two windows completed");
+        // Only every other chance is taken.
+        let f = send_every(2);
         assert!((f - 0.5).abs() < 0.02, "fraction {f}");
     }
 
