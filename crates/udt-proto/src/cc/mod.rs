@@ -22,6 +22,7 @@ pub mod native;
 mod rate_use;
 pub mod registry;
 pub mod scalable;
+mod share_trend;
 #[cfg(test)]
 mod testkit;
 pub mod udpblast;
