@@ -3,14 +3,16 @@
 
     python3 bench/wan_matrix.py [--rounds R] [--secs S] [--rate 1gbit] [--delay 50ms]
                                 [--queue 8333] [--loss 0,0.001,0.01] [--clump 0,125us]
-                                [--impls ours,udt4]
+                                [--impls ours,udt4,ours-udt4,udt4-ours]
 
 Each cell (loss x clumping) runs every implementation once per round, in an order that rotates
 from round to round, through `scripts/wan-bench.sh` (a 1 Gbit/s bottleneck with 100 ms RTT and
 a one-BDP DropTail queue by default; clumping releases packets towards the receiver in bursts
 of up to 32). Prints one Markdown row per cell and implementation: receiver throughput min /
 median / max (Mb/s), its share of the bottleneck, retransmitted packets as a share of packets
-sent, sender CPU s/GB, and the ratio ours / UDT4 of the medians. The receiver's figure is the
+sent, sender CPU s/GB, and the ratio ours / UDT4 of the medians. A mixed pair is named
+SENDER-RECEIVER: `ours-udt4` is our sender with UDT4's receiver (whose ACKs carry UDT4's own
+rate and capacity estimates), `udt4-ours` the other way; its ratio compares it with `udt4`. The receiver's figure is the
 one that counts: bytes verified at the receiver over the connection's lifetime.
 """
 
@@ -25,7 +27,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 
 LINE = re.compile(
-    r"(?P<impl>\w+): (?P<mbps>[\d.]+) Mb/s, (?P<bytes>\d+) bytes in [\d.]+ s, verified (?P<ok>\w+), "
+    r"(?P<impl>[\w-]+): (?P<mbps>[\d.]+) Mb/s, (?P<bytes>\d+) bytes in [\d.]+ s, verified (?P<ok>\w+), "
     r"retransmitted (?P<retx>\w+).*sender CPU [\d.]+ s \((?P<cpu>[\d.]+) s/GB\)"
 )
 
@@ -94,7 +96,7 @@ def main():
             med[impl] = statistics.median(v)
             bad = "" if all(x["ok"] for x in rs) else " (UNVERIFIED)"
             ratio = ""
-            if impl == "ours" and "udt4" in impls and results[(cell, "udt4")]:
+            if impl != "udt4" and "udt4" in impls and results[(cell, "udt4")]:
                 ratio = f"{med[impl] / statistics.median(x['mbps'] for x in results[(cell, 'udt4')]):.2f}"
             print(
                 f"| {cell[0]} | {cell[1]} | {impl}{bad} | {min(v):.0f} / {med[impl]:.0f} / {max(v):.0f} | "

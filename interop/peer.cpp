@@ -5,6 +5,7 @@
 //   udt4-peer server --port P [--mode stream|message] [--once] [--bytes N] [--msg-size B]
 //                    [--vary-sizes] [--allow-drops] [--inorder] [--bidir]
 //                    [--rendezvous --local-port L HOST:PORT] [--bind ADDR] [--mss M] [--timeout S]
+//                    [--rcvbuf BYTES]
 //   udt4-peer client HOST:PORT [--bytes N | --time S] [--mode stream|message] [--msg-size B]
 //                    [--vary-sizes] [--ttl-ms T] [--inorder] [--linger S] [--bidir]
 //                    [--rendezvous --local-port L] [--pace-us U] [--mss M] [--timeout S]
@@ -69,6 +70,7 @@ struct Options {
     int mss = -1;
     double timeout_s = -1;
     int pace_us = 0;           // client: pause after each send/sendmsg call, microseconds
+    int64_t rcvbuf = -1;       // UDT_RCVBUF and UDP_RCVBUF in bytes (UDT4's default: 8192 packets)
 };
 
 [[noreturn]] void usage(const char* msg) {
@@ -77,6 +79,7 @@ struct Options {
         "usage: udt4-peer server --port P [--bind ADDR] [--mode stream|message] [--once] [--bytes N]\n"
         "                        [--msg-size B] [--vary-sizes] [--allow-drops] [--inorder] [--bidir]\n"
         "                        [--rendezvous --local-port L HOST:PORT] [--mss M] [--timeout S]\n"
+        "                        [--rcvbuf BYTES]\n"
         "       udt4-peer client HOST:PORT [--bytes N | --time S] [--mode stream|message]\n"
         "                        [--msg-size B] [--vary-sizes] [--ttl-ms T] [--inorder] [--linger S]\n"
         "                        [--bidir] [--rendezvous --local-port L] [--pace-us U] [--mss M]\n"
@@ -144,6 +147,7 @@ Options parse(int argc, char** argv) {
         else if (a == "--mss") o.mss = (int)parse_int("--mss", val());
         else if (a == "--timeout") o.timeout_s = parse_double("--timeout", val());
         else if (a == "--pace-us") o.pace_us = (int)parse_int("--pace-us", val());
+        else if (a == "--rcvbuf") o.rcvbuf = parse_int("--rcvbuf", val());
         else if (!a.empty() && a[0] == '-') usage(("unknown option " + a).c_str());
         else if (o.peer.empty()) o.peer = a;
         else usage(("unexpected argument " + a).c_str());
@@ -221,6 +225,15 @@ UDTSOCKET new_socket(const Options& o) {
     if (s == UDT::INVALID_SOCK) fail(EXIT_SETUP, "socket() failed: " + udt_err());
     if (o.mss > 0 && UDT::setsockopt(s, 0, UDT_MSS, &o.mss, sizeof o.mss) == UDT::ERROR)
         fail(EXIT_SETUP, "setsockopt(UDT_MSS) failed: " + udt_err());
+    if (o.rcvbuf > 0) {
+        // UDT4 takes both in bytes; its flow window is the free space of the first, so a path
+        // whose BDP exceeds the default 8192 packets needs a larger one.
+        if (o.rcvbuf > INT32_MAX) usage("--rcvbuf is at most 2147483647");
+        int b = (int)o.rcvbuf;
+        if (UDT::setsockopt(s, 0, UDT_RCVBUF, &b, sizeof b) == UDT::ERROR ||
+            UDT::setsockopt(s, 0, UDP_RCVBUF, &b, sizeof b) == UDT::ERROR)
+            fail(EXIT_SETUP, "setsockopt(UDT_RCVBUF/UDP_RCVBUF) failed: " + udt_err());
+    }
     linger l;
     l.l_onoff = o.linger_s > 0 ? 1 : 0;
     l.l_linger = o.linger_s > 0 ? o.linger_s : 0;

@@ -2,11 +2,16 @@
 # One memory-to-memory transfer across an emulated long fat path on loopback: `udt relay` with
 # a 1 Gbit/s bottleneck, 50 ms each way (100 ms RTT) and a DropTail queue of one
 # bandwidth-delay product (8333 packets), between a `udt perf` pair (ours) or a pair of UDT4
-# 4.11 peers (interop/target/udt4-peer, built by interop/build.sh). Default options on both.
+# 4.11 peers (interop/target/udt4-peer, built by interop/build.sh), or a mixed pair named
+# SENDER-RECEIVER (ours-udt4: our sender, UDT4's receiver, whose ACKs carry its own estimates;
+# udt4-ours: the other way). Default options on both.
 #
-# usage: scripts/wan-bench.sh ours|udt4 [SECONDS] [RATE] [ONE_WAY_DELAY] [QUEUE_PACKETS]
+# usage: scripts/wan-bench.sh ours|udt4|ours-udt4|udt4-ours [SECONDS] [RATE] [ONE_WAY_DELAY]
+#        [QUEUE_PACKETS]
 # Environment: LOSS (random loss both ways, e.g. 0.001), CLUMP (clumped release towards the
-# receiver, e.g. 125us), CLUMP_MAX (packets per clump, default 32) and PER_SECOND=1 (also print,
+# receiver, e.g. 125us), CLUMP_MAX (packets per clump, default 32), UDT4_RCVBUF (bytes: a UDT4
+# receiver's buffer, whose free space is its flow window; its default of 8192 packets is less
+# than this path's BDP and caps any sender near 0.8 Gbit/s) and PER_SECOND=1 (also print,
 # second by second, what the relay forwarded to the receiver and what its queue dropped: a
 # start-up overshoot or a periodic overflow shows there, and a mean hides it).
 # Prints one line: receiver throughput (Mb/s over the connection), bytes, verification, the
@@ -14,17 +19,21 @@
 # sender's CPU time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-impl=${1:?ours or udt4}; secs=${2:-30}; rate=${3:-1gbit}; delay=${4:-50ms}; queue=${5:-8333}
+impl=${1:?ours, udt4, ours-udt4 or udt4-ours}; secs=${2:-30}; rate=${3:-1gbit}; delay=${4:-50ms}; queue=${5:-8333}
+sender=${impl%-*}; receiver=${impl#*-}
+for side in "$sender" "$receiver"; do
+  case $side in ours|udt4) ;; *) echo "wan-bench: unknown implementation '$side' in '$impl'" >&2; exit 64 ;; esac
+done
 udt=${UDT_BIN:-target/release/udt}
 peer=interop/target/udt4-peer
 [ -x "$udt" ] || cargo build --release -q -p udt-cli
-[ "$impl" = ours ] || [ -x "$peer" ] || bash interop/build.sh >/dev/null
+[ "$sender$receiver" = oursours ] || [ -x "$peer" ] || bash interop/build.sh >/dev/null
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 sp=$((20000 + RANDOM % 5000)); rp=$((sp + 1))
-if [ "$impl" = ours ]; then
+if [ "$receiver" = ours ]; then
   "$udt" perf server --port $sp --bind 127.0.0.1 --once --json >"$tmp/srv" 2>"$tmp/srv.err" &
 else
-  "$peer" server --port $sp --once >"$tmp/srv" 2>"$tmp/srv.err" &
+  "$peer" server --port $sp --once ${UDT4_RCVBUF:+--rcvbuf "$UDT4_RCVBUF"} >"$tmp/srv" 2>"$tmp/srv.err" &
 fi
 srv=$!
 "$udt" relay --listen 127.0.0.1:$rp --to 127.0.0.1:$sp --rate "$rate" --queue "$queue" \
@@ -35,7 +44,7 @@ relay=$!
 sleep 0.5
 # The sender's CPU time (user + system, seconds) from its rusage.
 cpu() { python3 -c 'import os,subprocess,sys; p=subprocess.Popen(sys.argv[2:], stdout=open(sys.argv[1],"w"), stderr=open(sys.argv[1] + ".err", "w")); _,_,ru=os.wait4(p.pid,0); print(f"{ru.ru_utime+ru.ru_stime:.2f}")' "$@"; }
-if [ "$impl" = ours ]; then
+if [ "$sender" = ours ]; then
   cpu "$tmp/cli" "$udt" perf client 127.0.0.1:$rp --time "$secs" --json >"$tmp/cpu"
 else
   cpu "$tmp/cli" "$peer" client 127.0.0.1:$rp --time "$secs" >"$tmp/cpu"
