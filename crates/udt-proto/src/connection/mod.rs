@@ -162,10 +162,24 @@ pub struct Connection {
     /// Retransmissions not yet acknowledged (to find lost ones).
     retx_watch: retx_watch::RetxWatch,
     head_clock: head_clock::HeadClock,
+    /// The highest sequence number any loss report has named (see `sender::on_nak`).
+    highest_nak_named: Option<SeqNo>,
+    /// A loss report named a packet at or below one an earlier report named: the peer reports
+    /// losses again (ours does, 4.11 never), so lost retransmissions need no guessing (see
+    /// `retx_watch`).
+    peer_repeats_naks: bool,
     /// How fast the peer has been acknowledging data (sender side).
     delivery: DeliveryRate,
     /// New data packets sent, over time (the same kind of history).
     sent_history: DeliveryRate,
+    /// Every data packet sent, retransmissions too, over time (the same kind of history).
+    all_sent_history: DeliveryRate,
+    /// The peer's arrival rate read faster than we sent within the last
+    /// `sender::COMPRESSED_HOLD_US` (see `sender::timing_compressed`): its timing-based
+    /// reports are not used.
+    peer_timing_compressed: bool,
+    /// When the peer's arrival rate last read faster than we sent.
+    timing_compressed_at: Option<Instant>,
     /// Smallest recent RTT the peer reported.
     min_rtt: MinRtt,
     /// The RTT of the peer's latest ACK, µs (its own smoothed value, not smoothed again).
@@ -278,8 +292,13 @@ impl Connection {
             warning_stretch: 1.0,
             retx_watch: retx_watch::RetxWatch::default(),
             head_clock: head_clock::HeadClock::default(),
+            highest_nak_named: None,
+            peer_repeats_naks: false,
             delivery: DeliveryRate::new(),
             sent_history: DeliveryRate::new(),
+            all_sent_history: DeliveryRate::new(),
+            peer_timing_compressed: false,
+            timing_compressed_at: None,
             min_rtt: MinRtt::new(),
             last_rtt_us: 0,
             rcvbuf: RecvBuffer::new(2, SeqNo::default()),
@@ -722,7 +741,7 @@ impl Connection {
             mss: self.mss,
             max_cwnd_pkts: f64::from(self.flow_window),
             snd_curr_seq: self.sndbuf.last_sent_seq(),
-            rcv_rate_pps: self.arrival_rate_pps,
+            rcv_rate_pps: self.rcv_rate_for_cc(),
             rtt_us: self.rtt.rtt_us(),
             rtt_var_us: self.rtt.var_us(),
             bandwidth_pps: self.bandwidth_pps,

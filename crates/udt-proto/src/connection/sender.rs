@@ -1,7 +1,7 @@
 //! The sending side (spec §10): choosing the next packet, pacing, and processing ACK and NAK.
 
 use super::{Connection, Event, Outgoing, State, MAX_TIME_DEBT_US};
-use crate::cc::PacketInfo;
+use crate::cc::{PacketInfo, DELIVERY_WINDOW_MIN_US};
 use crate::config::MAX_WINDOW_PKTS;
 use crate::seq::{SeqNo, SeqRange};
 use crate::time::{Instant, SYN_US};
@@ -149,6 +149,7 @@ impl Connection {
         retransmission: bool,
     ) {
         info.retransmission = retransmission;
+        self.all_sent_history.on_ack(now, 1);
         let payload = info.payload_len as u64;
         self.stats.count(|c| {
             c.pkt_sent += 1;
@@ -257,6 +258,7 @@ impl Connection {
             let keep = (4 * u64::from(self.rtt.rtt_us())).max(1_000_000);
             self.delivery.prune(keep);
             self.sent_history.prune(keep);
+            self.all_sent_history.prune(keep);
             if let Some(r) = a.rates {
                 if r.arrival_pps > 0 {
                     self.arrival_rate_pps = smooth(self.arrival_rate_pps, r.arrival_pps);
@@ -272,7 +274,14 @@ impl Connection {
                         self.bandwidth_pps,
                         self.delivery.acked_pkts(),
                     );
-                self.capacity_reported = r.capacity_pps > 0 && self.capacity_settled;
+                if self.timing_compressed(now) {
+                    self.timing_compressed_at = Some(now);
+                }
+                self.peer_timing_compressed = self
+                    .timing_compressed_at
+                    .is_some_and(|t| now.micros_since(t) < COMPRESSED_HOLD_US);
+                self.capacity_reported =
+                    r.capacity_pps > 0 && self.capacity_settled && !self.peer_timing_compressed;
             }
             self.stats.count(|c| c.pkt_recv_ack += 1);
             self.with_cc(now, |cc, ctx| cc.on_ack(ctx, ack));
@@ -344,6 +353,7 @@ impl Connection {
             return;
         }
         self.stats.count(|c| c.pkt_recv_nak += 1);
+        self.note_repeated_report(&ranges);
         self.with_cc(now, |cc, ctx| cc.on_loss(ctx, &ranges));
         self.warning_stretch = 1.0;
         let was_sendable = self.has_sendable_data();
@@ -367,7 +377,87 @@ impl Connection {
     }
 }
 
+/// How much faster than we sent the peer may say our packets arrive before its timing counts
+/// as compressed (see [`Connection::timing_compressed`]).
+const COMPRESSED_ARRIVAL_FACTOR: f64 = 2.0;
+
+/// How long the peer's timing stays judged compressed after it last read so, µs: a 4.11
+/// receiver behind clumps read within a factor 2 of the sending rate for one ACK in ten,
+/// and its capacity would have counted for that ACK.
+const COMPRESSED_HOLD_US: u64 = 10_000_000;
+
+/// Age, in retransmission timeouts, after which a copy the peer never reported again is sent
+/// again once the head's copy was found lost (see `retx_watch`).
+const OVERDUE_TIMEOUTS: u64 = 3;
+
 impl Connection {
+    /// True when the peer's smoothed arrival rate is more than [`COMPRESSED_ARRIVAL_FACTOR`]
+    /// times the fastest we sent at: the pacing rate now, and every data packet over the last
+    /// round trip and over the one before it. No path delivers packets faster than they were
+    /// sent; a receiver that sees them so has its timing squeezed — by interrupt coalescing,
+    /// GRO, or an emulator that releases packets in clumps — and its packet-pair capacity is
+    /// squeezed the same way. Ours then withholds its capacity; 4.11 reports both: behind
+    /// `udt relay`'s clumps on a 1 Gbit/s link it reported arrival rates of 0.6-12 Gbit/s and
+    /// capacities of 1.3-5.6 Gbit/s while 0.5-0.8 Gbit/s was delivered, and the sender,
+    /// trusting the capacity, kept its rate above the link and overflowed the queue every few
+    /// seconds. The pacing rate counts because the averages include time the sender spent
+    /// blocked by its window (behind holes at 1 % loss): against them alone, our own receiver's
+    /// arrival rate read over twice as fast in the simulator, and a plain 1 Gbit/s, 400 ms
+    /// path at 1 % loss fell from 0.90 to 0.77 of the link.
+    pub(super) fn timing_compressed(&self, now: Instant) -> bool {
+        let rtt = u64::from(self.rtt.rtt_us());
+        let window = rtt.max(DELIVERY_WINDOW_MIN_US);
+        let recent = self.all_sent_history.rate_ending(now, window);
+        let before = self.all_sent_history.rate_ending(
+            Instant::from_micros(now.as_micros().saturating_sub(rtt)),
+            window,
+        );
+        let (Some(recent), Some(before)) = (recent, before) else {
+            return false;
+        };
+        let pacing = 1e6 / self.effective_period_us();
+        let sent = recent.max(before).max(pacing);
+        f64::from(self.arrival_rate_pps) > COMPRESSED_ARRIVAL_FACTOR * sent
+    }
+
+    /// The arrival rate congestion control is given, packets/s: the peer's, unless its timing
+    /// is compressed; then the rate data is acknowledged at, which ACK timing measures at the
+    /// sender whatever the receiver's clock saw.
+    pub(super) fn rcv_rate_for_cc(&self) -> u32 {
+        if !self.peer_timing_compressed {
+            return self.arrival_rate_pps;
+        }
+        let window = u64::from(self.rtt.rtt_us()).max(DELIVERY_WINDOW_MIN_US);
+        self.delivery
+            .rate_pps_bounded_by_sending(&self.sent_history, window)
+            .map_or(self.arrival_rate_pps, |r| (r as u32).max(1))
+    }
+
+    /// Learns from a valid loss report whether the peer reports losses again (see
+    /// `retx_watch`): 4.11 reports a gap only when a packet beyond it arrives, so each of its
+    /// reports names numbers above every earlier one; a report that does not is a repeat.
+    fn note_repeated_report(&mut self, ranges: &[SeqRange]) {
+        // Offsets order the numbers (every range was checked to end in the send window). A
+        // highest number already acknowledged is forgotten: whatever is named now is new.
+        let named = self
+            .highest_nak_named
+            .filter(|h| !h.is_before(self.snd_last_ack));
+        let lowest = ranges.iter().map(|r| self.window_offset(r.first)).min();
+        let highest = ranges
+            .iter()
+            .map(|r| r.last)
+            .max_by_key(|&s| self.window_offset(s));
+        if let (Some(h), Some(lo)) = (named, lowest) {
+            if lo <= self.window_offset(h) {
+                self.peer_repeats_naks = true;
+            }
+        }
+        self.highest_nak_named = match (named, highest) {
+            (Some(h), Some(hi)) if self.window_offset(h) >= self.window_offset(hi) => Some(h),
+            (h, hi) => hi.or(h),
+        };
+    }
+
     /// How long a retransmission may stay unacknowledged before it counts as lost, µs: one
     /// RTT, four variances and the receiver's ACK timer (an ACK may wait that long). Two RTTs
     /// held the window behind each lost retransmission one RTT longer than needed: at 1 %
@@ -405,7 +495,16 @@ impl Connection {
             return;
         }
         let was_sendable = self.has_sendable_data();
-        let added = u64::from(self.snd_loss.insert(SeqRange::single(head)));
+        let mut added = u64::from(self.snd_loss.insert(SeqRange::single(head)));
+        if retx_lost && !self.peer_repeats_naks {
+            // No report will name the other lost copies (see `retx_watch`).
+            for seq in self
+                .retx_watch
+                .take_overdue(now, OVERDUE_TIMEOUTS * timeout)
+            {
+                added += u64::from(self.snd_loss.insert(SeqRange::single(seq)));
+            }
+        }
         self.stats.count(|c| c.pkt_snd_loss += added);
         if !was_sendable && self.has_sendable_data() {
             self.resume_sending(now);

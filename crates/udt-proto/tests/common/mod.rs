@@ -35,6 +35,10 @@ pub struct Datagram<'a> {
 /// Useful both to drop chosen packets and to observe the traffic.
 pub type Filter = Box<dyn FnMut(&Datagram<'_>) -> bool>;
 
+/// Changes the bytes of each routed datagram (from the given source) before the filter: a
+/// peer that reports differently from ours, without writing that peer.
+pub type Rewrite = Box<dyn FnMut(SocketAddr, &mut [u8])>;
+
 /// Sees each datagram as it reaches its node (see [`Net::on_arrival`]).
 pub type Observer = Box<dyn FnMut(&Datagram<'_>)>;
 
@@ -86,6 +90,9 @@ pub struct Net {
     /// Optional filter applied to every routed datagram before the impairments (see
     /// [`Filter`]); `None` (the default) lets everything through.
     pub filter: Option<Filter>,
+    /// Optional rewriting of every routed datagram, before the filter (see [`Rewrite`]);
+    /// `None` (the default) changes nothing.
+    pub rewrite: Option<Rewrite>,
     /// Optional observer of every datagram as it reaches its node (after the impairments);
     /// `None` (the default) observes nothing.
     pub on_arrival: Option<Observer>,
@@ -105,6 +112,7 @@ impl Net {
             rng: ChaCha8Rng::seed_from_u64(seed),
             buf: vec![0u8; 65_536],
             filter: None,
+            rewrite: None,
             on_arrival: None,
         }
     }
@@ -181,6 +189,9 @@ impl Net {
                     self.dropped += 1;
                     continue;
                 };
+                if let Some(rewrite) = self.rewrite.as_mut() {
+                    rewrite(from, &mut self.buf[..t.len]);
+                }
                 if let Some(filter) = self.filter.as_mut() {
                     let d = Datagram {
                         now,
