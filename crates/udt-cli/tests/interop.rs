@@ -1331,7 +1331,12 @@ fn message_ttl_lossy_udt4_to_ours() {
     let reported_all = c.status.is_none()
         && c.json().get("bytes").and_then(Value::as_u64) == Some(n)
         && c.json().get("close_seconds").is_some();
-    if !c.success() && !reported_all {
+    // After that shift (below) our receiver may time out first and close; the 4.11 sender,
+    // still sending broken messages, then fails with a broken connection (UDT error 2001).
+    // Seen in CI at 5c48924: 11 messages delivered in 1.5 s, then 60 s of nothing whole.
+    let receiver_gave_up = r.end.as_deref() == Some(&udt::Error::Timeout.to_string())
+        && c.stderr.contains("UDT error 2001");
+    if !c.success() && !reported_all && !receiver_gave_up {
         fail(
             &format!("the UDT4 sender failed; our receiver: {r:?}"),
             &[&c],
