@@ -634,7 +634,8 @@ fn a_peer_whose_arrivals_outrun_our_sending_has_its_timing_set_aside() {
                 late.iter().all(|&(cap, _)| !cap),
                 "a capacity from compressed timing counted"
             );
-            // The delivery rate (about the 10 000 packets/s sent), not the reported million.
+            // The delivery and pacing rates (the 10 000 packets/s sent), not the reported
+            // million.
             assert!(
                 late.iter().all(|&(_, r)| (8_000..=12_000).contains(&r)),
                 "arrival rates given: {:?}",
