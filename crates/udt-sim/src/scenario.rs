@@ -82,6 +82,12 @@ pub struct LinkSpec {
     /// packets (0 = no limit; a NIC's `rx-frames`).
     #[serde(default)]
     pub rx_coalesce_pkts: u32,
+    /// With `rx_coalesce_us`: a batch's packets are handed over this many µs apart, one after
+    /// another, as a host's receive path handles them (3–4 µs each through `udt relay` on a
+    /// two-core machine), instead of at one instant (0). Within a clump the packets then read
+    /// a few times the link's rate, not an infinite one, as packet pairs do on real hosts.
+    #[serde(default)]
+    pub rx_clump_gap_us: f64,
     /// ACK compression: the same for packets reaching senders (acknowledgements), µs (0 =
     /// off).
     #[serde(default)]
@@ -98,20 +104,24 @@ pub struct LinkSpec {
 }
 
 /// How packets reaching one host are batched: held from the first packet of a batch until
-/// `interval_ns` has passed or `max_pkts` are held, then handed over together.
+/// `interval_ns` has passed or `max_pkts` are held, then handed over together (or `gap_ns`
+/// apart).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Coalescing {
     /// Longest hold of a batch, ns (> 0).
     pub interval_ns: u64,
     /// Largest batch, packets (0 = no limit).
     pub max_pkts: u32,
+    /// Spacing of a batch's packets as they are handed over, ns (0 = all at once).
+    pub gap_ns: u64,
 }
 
 impl Coalescing {
-    fn new(us: f64, pkts: u32) -> Option<Coalescing> {
+    fn new(us: f64, pkts: u32, gap_us: f64) -> Option<Coalescing> {
         (us > 0.0).then(|| Coalescing {
             interval_ns: (us * 1000.0).round().max(1.0) as u64,
             max_pkts: pkts,
+            gap_ns: (gap_us * 1000.0).round() as u64,
         })
     }
 }
@@ -119,12 +129,16 @@ impl Coalescing {
 impl LinkSpec {
     /// Batching of packets reaching receivers (clumped delivery), if configured.
     pub fn rx_coalescing(&self) -> Option<Coalescing> {
-        Coalescing::new(self.rx_coalesce_us, self.rx_coalesce_pkts)
+        Coalescing::new(
+            self.rx_coalesce_us,
+            self.rx_coalesce_pkts,
+            self.rx_clump_gap_us,
+        )
     }
 
     /// Batching of packets reaching senders (ACK compression), if configured.
     pub fn ack_coalescing(&self) -> Option<Coalescing> {
-        Coalescing::new(self.ack_coalesce_us, self.ack_coalesce_pkts)
+        Coalescing::new(self.ack_coalesce_us, self.ack_coalesce_pkts, 0.0)
     }
 
     /// The access link rate in force, Mb/s, if there is one.
@@ -241,6 +255,9 @@ impl Scenario {
         let hold_ok = |x: f64| x.is_finite() && (0.0..=1e6).contains(&x);
         if !hold_ok(l.rx_coalesce_us) || !hold_ok(l.ack_coalesce_us) {
             return bad("link.rx_coalesce_us and ack_coalesce_us must be within [0, 10^6]");
+        }
+        if !(l.rx_clump_gap_us.is_finite() && (0.0..=1000.0).contains(&l.rx_clump_gap_us)) {
+            return bad("link.rx_clump_gap_us must be within [0, 1000]");
         }
         if self.flows.is_empty() {
             return bad("at least one [[flow]] is needed");

@@ -76,6 +76,9 @@ pub struct PathSpec {
     /// See [`LinkSpec::rx_coalesce_pkts`].
     #[serde(default)]
     pub rx_coalesce_pkts: u32,
+    /// See [`LinkSpec::rx_clump_gap_us`].
+    #[serde(default)]
+    pub rx_clump_gap_us: f64,
     /// See [`LinkSpec::ack_coalesce_us`].
     #[serde(default)]
     pub ack_coalesce_us: f64,
@@ -360,6 +363,7 @@ impl SweepSpec {
             access_rate_mbps: None,
             rx_coalesce_us: p.rx_coalesce_us,
             rx_coalesce_pkts: p.rx_coalesce_pkts,
+            rx_clump_gap_us: p.rx_clump_gap_us,
             ack_coalesce_us: p.ack_coalesce_us,
             ack_coalesce_pkts: p.ack_coalesce_pkts,
             sender_burst_us: p.sender_burst_us,

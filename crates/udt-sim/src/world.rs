@@ -10,7 +10,7 @@
 //! Everything is driven by one seeded generator and one event queue ordered by (time, insertion
 //! order), so a scenario and a seed always produce the same run.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::time::Duration;
 
@@ -50,6 +50,9 @@ enum EventKind {
     /// A node's batch of held packets is due (clumped delivery, ACK compression); the value
     /// is the node and the batch's number, so that a batch flushed early is not flushed twice.
     Flush(u32, u64),
+    /// The next packet of a node's flushed batch is handed over (batches released with a
+    /// gap between packets, `rx_clump_gap_us`).
+    Release(u32),
 }
 
 /// Lanes of the event queue per flow: packets leaving the sender's access link, packets
@@ -91,6 +94,8 @@ struct Node {
     batch: Vec<InFlight>,
     /// Number of the current batch (incremented at every flush).
     batch_no: u64,
+    /// Flushed packets still being handed over one gap apart, in order.
+    releasing: VecDeque<InFlight>,
     /// Burst pacing quantum of a sender, ns (0 = per-packet pacing); see
     /// [`LinkSpec::sender_burst_us`](crate::scenario::LinkSpec::sender_burst_us).
     burst_ns: Nanos,
@@ -286,6 +291,7 @@ impl World {
                     coalescing,
                     batch: Vec::new(),
                     batch_no: 0,
+                    releasing: VecDeque::new(),
                     burst_ns: match role {
                         Role::Sender => (scenario.link.sender_burst_us.max(0.0) * 1000.0) as Nanos,
                         Role::Receiver => 0,
@@ -409,6 +415,7 @@ impl World {
                         self.flush(n as usize);
                     }
                 }
+                EventKind::Release(n) => self.release_next(n as usize),
             }
         }
         self.now = self.end;
@@ -489,6 +496,15 @@ impl World {
     fn flush(&mut self, n: usize) {
         let node = &mut self.nodes[n];
         node.batch_no += 1;
+        if node.coalescing.is_some_and(|c| c.gap_ns > 0) {
+            // Handed over one gap apart: the first now unless earlier ones are still going.
+            let idle = node.releasing.is_empty();
+            node.releasing.extend(node.batch.drain(..));
+            if idle {
+                self.release_next(n);
+            }
+            return;
+        }
         let mut batch = core::mem::take(&mut node.batch);
         for p in batch.drain(..) {
             self.hand_over(p);
@@ -496,6 +512,21 @@ impl World {
         // Keep the allocation for the next batch.
         self.nodes[n].batch = batch;
         self.service(n);
+    }
+
+    /// Hands over the next packet of node `n`'s flushed batches, and schedules the one after
+    /// it a gap later.
+    fn release_next(&mut self, n: usize) {
+        let Some(p) = self.nodes[n].releasing.pop_front() else {
+            return;
+        };
+        self.hand_over(p);
+        self.service(n);
+        let node = &self.nodes[n];
+        if !node.releasing.is_empty() {
+            let gap = node.coalescing.map_or(0, |c| c.gap_ns);
+            self.schedule(self.now + gap, EventKind::Release(n as u32));
+        }
     }
 
     /// Gives a datagram to its endpoint (without servicing the node).
