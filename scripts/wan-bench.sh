@@ -13,7 +13,8 @@
 # receiver's buffer, whose free space is its flow window; its default of 8192 packets is less
 # than this path's BDP and caps any sender near 0.8 Gbit/s) and PER_SECOND=1 (also print,
 # second by second, what the relay forwarded to the receiver and what its queue dropped: a
-# start-up overshoot or a periodic overflow shows there, and a mean hides it).
+# start-up overshoot or a periodic overflow shows there, and a mean hides it), KEEP=DIR (keep
+# every log of the run there: the sender's interval lines, the receiver's and the relay's).
 # Prints one line: receiver throughput (Mb/s over the connection), bytes, verification, the
 # sender's retransmissions, the relay's drops (queue and kernel) and mean lateness, and the
 # sender's CPU time.
@@ -28,7 +29,7 @@ udt=${UDT_BIN:-target/release/udt}
 peer=interop/target/udt4-peer
 [ -x "$udt" ] || cargo build --release -q -p udt-cli
 [ "$sender$receiver" = oursours ] || [ -x "$peer" ] || bash interop/build.sh >/dev/null
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+tmp=$(mktemp -d); trap 'if [ -n "${KEEP:-}" ]; then mkdir -p "$KEEP" && cp "$tmp"/* "$KEEP"/; fi; rm -rf "$tmp"' EXIT
 sp=$((20000 + RANDOM % 5000)); rp=$((sp + 1))
 if [ "$receiver" = ours ]; then
   "$udt" perf server --port $sp --bind 127.0.0.1 --once --json >"$tmp/srv" 2>"$tmp/srv.err" &
@@ -82,6 +83,10 @@ print(f"{impl}: {s.get('mbps', 0):.1f} Mb/s, {s.get('bytes', 0)} bytes in {s.get
       f"late {r.get('late_mean_us', 0):.0f} us, sender CPU {cpu:.2f} s "
       f"({cpu / max(s.get('bytes', 0) / 1e9, 1e-9):.2f} s/GB)")
 fwd, drops, before = [], [], 0
+# The relay's lateness (how long after its due time it released a packet) is a mean since
+# the start; each second's own mean comes from two consecutive ones. A relay that runs late
+# (a busy host) delays packets as a queue would, with nothing queued at the bottleneck.
+late, sums = {"fwd": [], "rev": []}, {"fwd": (0, 0.0), "rev": (0, 0.0)}
 for line in open(f"{tmp}/relay").read().splitlines():
     try:
         d = json.loads(line)
@@ -92,7 +97,14 @@ for line in open(f"{tmp}/relay").read().splitlines():
     fwd.append(d["fwd"].get("mbps", 0))
     drops.append(d["fwd"].get("dropped_queue", 0) - before)
     before = d["fwd"].get("dropped_queue", 0)
+    for way in late:
+        n, total = d[way].get("forwarded", 0), d[way].get("late_mean_us", 0) * d[way].get("forwarded", 0)
+        n0, total0 = sums[way]
+        late[way].append((total - total0) / (n - n0) / 1000 if n > n0 else 0.0)
+        sums[way] = (n, total)
 if fwd:
     print("  forwarded Mb/s, per second:", " ".join(f"{x:.0f}" for x in fwd))
     print("  queue drops, per second:   ", " ".join(str(x) for x in drops))
+    for way, name in (("fwd", "to the receiver"), ("rev", "to the sender")):
+        print(f"  relay late, ms, {name}:", " ".join(f"{x:.1f}" for x in late[way]))
 PY

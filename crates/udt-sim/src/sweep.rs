@@ -94,6 +94,12 @@ pub struct PathSpec {
     /// See [`LinkSpec::reverse_loss`].
     #[serde(default)]
     pub reverse_loss: f64,
+    /// See [`LinkSpec::stall_ms`].
+    #[serde(default)]
+    pub stall_ms: f64,
+    /// See [`LinkSpec::stall_every_ms`].
+    #[serde(default)]
+    pub stall_every_ms: f64,
 }
 
 fn default_measure_from() -> f64 {
@@ -367,6 +373,8 @@ impl SweepSpec {
             ack_coalesce_us: p.ack_coalesce_us,
             ack_coalesce_pkts: p.ack_coalesce_pkts,
             sender_burst_us: p.sender_burst_us,
+            stall_ms: p.stall_ms,
+            stall_every_ms: p.stall_every_ms,
         }
     }
 

@@ -25,6 +25,7 @@ use crate::metrics::{FlowRecord, RunRecord};
 use crate::pattern;
 use crate::queue::{EventQueue, Popped};
 use crate::scenario::{Coalescing, FlowSpec, Scenario};
+use crate::stall::Stalls;
 
 /// IP and UDP header bytes that a datagram carries on the link.
 const IP_UDP_OVERHEAD: usize = 28;
@@ -58,6 +59,10 @@ enum EventKind {
 /// Lanes of the event queue per flow: packets leaving the sender's access link, packets
 /// reaching the receiver, packets reaching the sender. On each, times never decrease unless
 /// jitter or reordering is configured (then overtaking packets go to the general heap).
+/// Mixed into the run's seed for the stall schedule, which then does not draw from (and so
+/// does not shift) the generator that decides losses: a scenario without stalls runs exactly
+/// as before they existed.
+const STALL_SEED_SALT: u64 = 0x5_7a11;
 const LANES_PER_FLOW: usize = 3;
 const LANE_ACCESS: usize = 0;
 const LANE_FORWARD: usize = 1;
@@ -190,6 +195,8 @@ pub struct World {
     forward: Link,
     reverse: Link,
     rng: ChaCha8Rng,
+    /// Host stalls of the path, if configured (`LinkSpec::stall_ms`).
+    stalls: Option<Stalls>,
     scenario: Scenario,
     slots: Vec<Option<InFlight>>,
     free_slots: Vec<u32>,
@@ -245,6 +252,11 @@ impl World {
             forward: Link::new(scenario.link.rate_mbps, scenario.link.queue_packets),
             reverse: Link::new(scenario.link.rate_mbps, scenario.link.queue_packets),
             rng: ChaCha8Rng::seed_from_u64(seed),
+            stalls: Stalls::new(
+                scenario.link.stall_ms,
+                scenario.link.stall_every_ms,
+                seed ^ STALL_SEED_SALT,
+            ),
             scenario: scenario.clone(),
             slots: Vec::new(),
             free_slots: Vec::new(),
@@ -730,6 +742,9 @@ impl World {
             }
             if self.chance(self.scenario.link.reorder) {
                 at += secs_to_ns(self.scenario.link.reorder_delay_ms / 1000.0);
+            }
+            if let Some(stalls) = &self.stalls {
+                at = stalls.release_at(at, u64::from(!forward));
             }
             let p = if copy + 1 == copies {
                 packet.take().expect("one packet per copy")
