@@ -894,16 +894,23 @@ impl UdtCc {
 
     /// A congestion-avoidance rate-control event (the native increase, at most once per SYN),
     /// then the delivery bound.
-    fn rate_control(&mut self, ctx: &mut CcContext<'_>, ack: SeqNo) {
+    ///
+    /// `fresh_rtt` is true when a full ACK has just brought an RTT sample; the rate-control
+    /// clock also runs between ACKs, on the sample the last one brought.
+    fn rate_control(&mut self, ctx: &mut CcContext<'_>, ack: SeqNo, fresh_rtt: bool) {
         let elapsed_us = ctx.now().micros_since(self.last_rc_clock);
         self.last_rc_clock = ctx.now();
         let rate = Self::sending_rate_pps(ctx);
-        // Counted a SYN apart: the RTT comes with full ACKs only, and the light ACKs between
-        // them would count one sample again and again.
+        // Counted once per RTT sample, and a SYN apart: the RTT comes with full ACKs only.
+        // The rate-control clock, which runs every SYN while sending, would count one sample
+        // again when it ticks before the next full ACK, and a lone spike would restart the
+        // probe; so would the light ACKs between full ones.
         let (events, counted_at) = self.rc_queue_events;
-        if !self.queue_building(ctx) {
+        if fresh_rtt && !self.queue_building(ctx) {
             self.rc_queue_events = (0, ctx.now());
-        } else if events == 0 || ctx.now().micros_since(counted_at) >= crate::time::SYN_US {
+        } else if fresh_rtt
+            && (events == 0 || ctx.now().micros_since(counted_at) >= crate::time::SYN_US)
+        {
             self.rc_queue_events = (events + 1, ctx.now());
         }
         if rate < RECOVERY_BELOW * self.best_delivery.get()
@@ -1217,7 +1224,7 @@ impl CongestionControl for UdtCc {
                 self.slow_start_event(ctx, ack);
             }
         } else {
-            self.rate_control(ctx, ack);
+            self.rate_control(ctx, ack, true);
         }
     }
 
@@ -1347,7 +1354,7 @@ impl CongestionControl for UdtCc {
         if !self.native.in_slow_start()
             && ctx.now().micros_since(self.last_rc_clock) >= crate::time::SYN_US
         {
-            self.rate_control(ctx, self.last_ack);
+            self.rate_control(ctx, self.last_ack, false);
         }
     }
 
@@ -1809,6 +1816,22 @@ mod tests {
         for i in 0..100 {
             d.step(10_000, if i % 5 == 4 { 110 } else { 100 });
         }
+        assert_eq!(d.cc.probing_since, since);
+        // Nor does a spike that the rate-control clock sees again before the next full ACK.
+        d.step(10_000, 100);
+        d.step(10_000, 110);
+        for _ in 0..3 {
+            d.inputs.now = d.inputs.now.plus_micros(10_000);
+            let pkt = crate::cc::PacketInfo {
+                seq: d.inputs.snd_curr_seq,
+                message: crate::wire::MessageWord::from_raw(0),
+                timestamp: 0,
+                payload_len: 1456,
+                retransmission: false,
+            };
+            d.with(|cc, ctx| cc.on_packet_sent(ctx, &pkt));
+        }
+        d.step(10_000, 100);
         assert_eq!(d.cc.probing_since, since);
         // A queue in two full ACKs a SYN apart restarts it.
         d.step(10_000, 110);
