@@ -56,13 +56,14 @@ enum EventKind {
     Release(u32),
 }
 
-/// Lanes of the event queue per flow: packets leaving the sender's access link, packets
-/// reaching the receiver, packets reaching the sender. On each, times never decrease unless
-/// jitter or reordering is configured (then overtaking packets go to the general heap).
 /// Mixed into the run's seed for the stall schedule, which then does not draw from (and so
 /// does not shift) the generator that decides losses: a scenario without stalls runs exactly
 /// as before they existed.
 const STALL_SEED_SALT: u64 = 0x5_7a11;
+
+/// Lanes of the event queue per flow: packets leaving the sender's access link, packets
+/// reaching the receiver, packets reaching the sender. On each, times never decrease unless
+/// jitter or reordering is configured (then overtaking packets go to the general heap).
 const LANES_PER_FLOW: usize = 3;
 const LANE_ACCESS: usize = 0;
 const LANE_FORWARD: usize = 1;
