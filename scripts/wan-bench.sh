@@ -12,8 +12,9 @@
 # receiver, e.g. 125us), CLUMP_MAX (packets per clump, default 32), UDT4_RCVBUF (bytes: a UDT4
 # receiver's buffer, whose free space is its flow window; its default of 8192 packets is less
 # than this path's BDP and caps any sender near 0.8 Gbit/s) and PER_SECOND=1 (also print,
-# second by second, what the relay forwarded to the receiver and what its queue dropped: a
-# start-up overshoot or a periodic overflow shows there, and a mean hides it), KEEP=DIR (keep
+# second by second, what the relay forwarded to the receiver, what its queue dropped and how
+# late it released packets each way: a start-up overshoot, a periodic overflow or a relay that
+# stalls shows there, and a mean hides it), KEEP=DIR (keep
 # every log of the run there: the sender's interval lines, the receiver's and the relay's).
 # Prints one line: receiver throughput (Mb/s over the connection), bytes, verification, the
 # sender's retransmissions, the relay's drops (queue and kernel) and mean lateness, and the
