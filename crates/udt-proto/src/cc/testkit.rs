@@ -94,7 +94,8 @@ impl Harness {
     }
 }
 
-fn packet(seq: SeqNo) -> PacketInfo {
+/// A 1456-byte data packet with sequence number `seq`, as the algorithms see one sent.
+pub(crate) fn packet(seq: SeqNo) -> PacketInfo {
     PacketInfo {
         seq,
         message: MessageWord::from_raw(0),

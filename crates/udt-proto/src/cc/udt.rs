@@ -905,13 +905,13 @@ impl UdtCc {
         // The rate-control clock, which runs every SYN while sending, would count one sample
         // again when it ticks before the next full ACK, and a lone spike would restart the
         // probe; so would the light ACKs between full ones.
-        let (events, counted_at) = self.rc_queue_events;
-        if fresh_rtt && !self.queue_building(ctx) {
-            self.rc_queue_events = (0, ctx.now());
-        } else if fresh_rtt
-            && (events == 0 || ctx.now().micros_since(counted_at) >= crate::time::SYN_US)
-        {
-            self.rc_queue_events = (events + 1, ctx.now());
+        if fresh_rtt {
+            let (events, counted_at) = self.rc_queue_events;
+            if !self.queue_building(ctx) {
+                self.rc_queue_events = (0, ctx.now());
+            } else if events == 0 || ctx.now().micros_since(counted_at) >= crate::time::SYN_US {
+                self.rc_queue_events = (events + 1, ctx.now());
+            }
         }
         if rate < RECOVERY_BELOW * self.best_delivery.get()
             || self.rc_queue_events.0 >= PROBE_RESET_QUEUE_EVENTS
@@ -1822,13 +1822,7 @@ mod tests {
         d.step(10_000, 110);
         for _ in 0..3 {
             d.inputs.now = d.inputs.now.plus_micros(10_000);
-            let pkt = crate::cc::PacketInfo {
-                seq: d.inputs.snd_curr_seq,
-                message: crate::wire::MessageWord::from_raw(0),
-                timestamp: 0,
-                payload_len: 1456,
-                retransmission: false,
-            };
+            let pkt = crate::cc::testkit::packet(d.inputs.snd_curr_seq);
             d.with(|cc, ctx| cc.on_packet_sent(ctx, &pkt));
         }
         d.step(10_000, 100);
