@@ -114,13 +114,14 @@ pub struct ReceiveRateEstimator {
     spans: Window<ARRIVAL_WINDOW>,
     /// Arrival time of the packet that began the current span, and intervals since.
     span: Option<(Instant, u32)>,
-    /// Packets that arrived since clumps were last seen (saturates at [`CLUMP_HOLD_PKTS`]).
+    /// Packets that arrived since a check last found them squeezed, once squeezing persisted
+    /// (saturates at [`CLUMP_HOLD_PKTS`]).
     since_clumps_pkts: u32,
     /// The last 128 squeeze checks, one bit each, the latest lowest (see
     /// [`SQUEEZED_MIN_CHECKS`]).
     squeezed_checks: u128,
-    /// Spans recorded (saturates at [`ARRIVAL_WINDOW`]): until most of the window is real,
-    /// its initial values (8 s) would make any arrivals look clumped.
+    /// Spans recorded (saturates at [`ARRIVAL_WINDOW`]): until the whole window is real, its
+    /// initial values (8 s) would make any arrivals look squeezed.
     spans_seen: usize,
     probes: Window<PROBE_WINDOW>,
     last_arrival: Option<Instant>,
@@ -276,8 +277,8 @@ impl ReceiveRateEstimator {
     /// or two packets. Every back-to-back pair lands in one clump and reads the clump's 3 µs
     /// spacing, 40 times the link, while only about half the single intervals are that
     /// short, so their median flips between the two. Those pairs made the capacity 4 Gbit/s,
-    /// the sender trusted it, and in the simulator a 100 Mbit/s, 100 ms flow lost 18 % of its
-    /// packets (26 % behind a host that also stalls).
+    /// the sender trusted it, and in the simulator a 100 Mbit/s, 100 ms flow retransmitted
+    /// 0.18 packets per packet sent (0.26 behind a host that also stalls).
     ///
     /// A path that spaces packets makes no interval shorter than the bottleneck's packet
     /// time. Many that short while the spans read much slower means bursts: a host's clumps,
