@@ -180,7 +180,10 @@ impl ReceiveRateEstimator {
             Some((start, n)) if n + 1 == SPAN_PKTS => {
                 self.spans.push(clamp_interval(now.micros_since(start)));
                 self.spans_seen = (self.spans_seen + 1).min(ARRIVAL_WINDOW);
-                let squeezed = self.squeezed_now();
+                // Only the default's estimator withholds its capacity for squeezing (see
+                // `is_clumped`); 4.11's never reads the check.
+                let squeezed =
+                    self.capacity_estimate == CapacityEstimate::UnsplitPairs && self.squeezed_now();
                 self.squeezed_checks = self.squeezed_checks << 1 | u128::from(squeezed);
                 let persistent = self.squeezed_checks.count_ones() >= SQUEEZED_MIN_CHECKS;
                 self.since_clumps_pkts = if squeezed && persistent {
@@ -504,6 +507,15 @@ mod tests {
         }
     }
 
+    /// 100 Mbit/s paced: packets 240 µs apart, pairs 120 µs (the link).
+    fn paced(i: u32) -> u64 {
+        if i % 16 == 1 {
+            120
+        } else {
+            240
+        }
+    }
+
     #[test]
     fn pairs_squeezed_into_clumps_of_two_give_no_capacity() {
         let mut e = ReceiveRateEstimator::new(CapacityEstimate::UnsplitPairs);
@@ -521,8 +533,7 @@ mod tests {
     fn the_capacity_comes_back_once_the_pairs_are_renewed() {
         let mut e = ReceiveRateEstimator::new(CapacityEstimate::UnsplitPairs);
         let t = arrivals(&mut e, 0, 4000, 0, clumps_of_two);
-        // Then the clumps stop: packets arrive 240 µs apart, pairs 120 µs (the link).
-        let paced = |i: u32| if i % 16 == 1 { 120 } else { 240 };
+        // Then the clumps stop.
         let t = arrivals(&mut e, 4000, CLUMP_HOLD_PKTS - 16, t, paced);
         assert_eq!(
             e.link_capacity_pps(),
@@ -539,7 +550,6 @@ mod tests {
         // clumps of two, as a flow sharing a queue sees runs now and then: a few squeeze
         // checks fire, too few to withhold the capacity, whose median filter drops the
         // odd squeezed pair.
-        let paced = |i: u32| if i % 16 == 1 { 120 } else { 240 };
         let mut e = ReceiveRateEstimator::new(CapacityEstimate::UnsplitPairs);
         let (mut t, mut n) = (0, 0);
         for _ in 0..5 {
