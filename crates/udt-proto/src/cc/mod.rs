@@ -31,6 +31,7 @@ pub mod vegas;
 pub mod westwood;
 
 use core::fmt;
+use std::cell::OnceCell;
 use std::sync::Arc;
 
 use crate::stats::{InstantStats, Stats};
@@ -163,9 +164,16 @@ impl Default for CcControls {
     }
 }
 
+/// Fills the measurements of [`CcInputs`] that a connection computes only on demand (see
+/// [`CcContext::measured_on_demand`]).
+pub type MeasureOnDemand<'a> = &'a dyn Fn(&mut CcInputs);
+
 /// What a hook sees: the connection's measurements and the controls it may change.
 pub struct CcContext<'a> {
     inputs: &'a CcInputs,
+    /// Measures the on-demand rates of `inputs` into `measured` when one is first read.
+    on_demand: Option<MeasureOnDemand<'a>>,
+    measured: OnceCell<CcInputs>,
     stats: Option<(&'a Stats, InstantStats)>,
     controls: &'a mut CcControls,
 }
@@ -176,6 +184,8 @@ impl<'a> CcContext<'a> {
     pub fn new(inputs: &'a CcInputs, controls: &'a mut CcControls) -> Self {
         CcContext {
             inputs,
+            on_demand: None,
+            measured: OnceCell::new(),
             stats: None,
             controls,
         }
@@ -190,9 +200,26 @@ impl<'a> CcContext<'a> {
     ) -> Self {
         CcContext {
             inputs,
+            on_demand: None,
+            measured: OnceCell::new(),
             stats: Some((stats, instant)),
             controls,
         }
+    }
+
+    /// The rates [`CcInputs::rcv_rate_pps`], [`CcInputs::delivery_rate_pps`] and
+    /// [`CcInputs::sent_rate_rtt_ago_pps`] are not in `inputs` (they hold placeholders) but
+    /// measured by `measure` the first time a hook reads one of them, or
+    /// [`CcContext::inputs`]; at most once per context.
+    ///
+    /// Why: these searches through the ACK and send histories ran before every hook, the
+    /// per-packet ones included, and took a tenth of the sending I/O thread's CPU at 10 Gbit/s
+    /// on loopback; the native algorithm reads them only when its rate control runs (about
+    /// once per SYN). The values are those of the hook's start either way: `measure` sees
+    /// nothing the hook changes.
+    pub fn measured_on_demand(mut self, measure: MeasureOnDemand<'a>) -> Self {
+        self.on_demand = Some(measure);
+        self
     }
 
     /// A context over other measurements that shares this one's controls and statistics:
@@ -200,6 +227,8 @@ impl<'a> CcContext<'a> {
     pub fn with_inputs<'b>(&'b mut self, inputs: &'b CcInputs) -> CcContext<'b> {
         CcContext {
             inputs,
+            on_demand: None,
+            measured: OnceCell::new(),
             stats: self.stats,
             controls: self.controls,
         }
@@ -207,7 +236,14 @@ impl<'a> CcContext<'a> {
 
     /// Every measurement at once.
     pub fn inputs(&self) -> &CcInputs {
-        self.inputs
+        match self.on_demand {
+            None => self.inputs,
+            Some(measure) => self.measured.get_or_init(|| {
+                let mut all = *self.inputs;
+                measure(&mut all);
+                all
+            }),
+        }
     }
 
     /// Current time.
@@ -228,7 +264,7 @@ impl<'a> CcContext<'a> {
     }
     /// Smoothed receiver arrival rate, packets per second.
     pub fn rcv_rate_pps(&self) -> u32 {
-        self.inputs.rcv_rate_pps
+        self.inputs().rcv_rate_pps
     }
     /// Smoothed RTT, µs.
     pub fn rtt_us(&self) -> u32 {
@@ -250,7 +286,7 @@ impl<'a> CcContext<'a> {
     /// Delivery rate over the last round trip, packets per second (0 until known); see
     /// [`CcInputs::delivery_rate_pps`].
     pub fn delivery_rate_pps(&self) -> f64 {
-        self.inputs.delivery_rate_pps
+        self.inputs().delivery_rate_pps
     }
     /// Packets acknowledged since the connection started.
     pub fn acked_pkts(&self) -> u64 {
@@ -259,7 +295,7 @@ impl<'a> CcContext<'a> {
     /// Rate at which the packets being acknowledged now were sent, packets per second; see
     /// [`CcInputs::sent_rate_rtt_ago_pps`].
     pub fn sent_rate_rtt_ago_pps(&self) -> f64 {
-        self.inputs.sent_rate_rtt_ago_pps
+        self.inputs().sent_rate_rtt_ago_pps
     }
     /// Smallest recent RTT, µs (0 until known).
     pub fn min_rtt_us(&self) -> u32 {
@@ -434,3 +470,45 @@ impl fmt::Debug for dyn CongestionControlFactory {
 
 /// A shared factory, as stored in configurations.
 pub type SharedFactory = Arc<dyn CongestionControlFactory>;
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+
+    use super::*;
+
+    #[test]
+    fn on_demand_rates_are_measured_once_when_first_read_and_not_passed_to_other_inputs() {
+        let measured = Cell::new(0);
+        let measure = |all: &mut CcInputs| {
+            measured.set(measured.get() + 1);
+            all.rcv_rate_pps = 7;
+            all.delivery_rate_pps = 8.0;
+            all.sent_rate_rtt_ago_pps = 9.0;
+        };
+        let inputs = CcInputs {
+            rtt_us: 100_000,
+            ..CcInputs::default()
+        };
+        let mut controls = CcControls::default();
+        let mut ctx = CcContext::new(&inputs, &mut controls).measured_on_demand(&measure);
+        // Reading anything else measures nothing.
+        assert_eq!(ctx.rtt_us(), 100_000);
+        ctx.set_cwnd_pkts(20.0);
+        assert_eq!(measured.get(), 0);
+        assert_eq!(ctx.delivery_rate_pps(), 8.0);
+        assert_eq!(ctx.rcv_rate_pps(), 7);
+        assert_eq!(ctx.sent_rate_rtt_ago_pps(), 9.0);
+        assert_eq!(ctx.inputs().rtt_us, 100_000);
+        assert_eq!(measured.get(), 1);
+        // Inputs given explicitly are taken as they are.
+        let other = CcInputs {
+            delivery_rate_pps: 3.0,
+            ..*ctx.inputs()
+        };
+        let inner = ctx.with_inputs(&other);
+        assert_eq!(inner.delivery_rate_pps(), 3.0);
+        assert_eq!(inner.rcv_rate_pps(), 7);
+        assert_eq!(measured.get(), 1);
+    }
+}

@@ -18,6 +18,7 @@ mod event;
 mod handshake;
 mod head_clock;
 mod nak_timer;
+mod rate_sources;
 mod receiver;
 mod retx_watch;
 mod sender;
@@ -30,9 +31,7 @@ pub(crate) use crypt::Opened;
 pub use event::{CloseReason, ConnectError, ConnectionState, Event};
 
 use crate::buffer::{MsgRead, RecvBuffer, SendBuffer, SendBufferError};
-use crate::cc::{
-    CcContext, CcControls, CcInputs, CongestionControl, CustomMessage, DELIVERY_WINDOW_MIN_US,
-};
+use crate::cc::{CcContext, CcControls, CcInputs, CongestionControl, CustomMessage};
 use crate::config::{payload_size, ConnectionConfig, SocketKind};
 use crate::error::Error;
 use crate::estimate::{AckHistory, DeliveryRate, MinRtt, ReceiveRateEstimator, RttEstimator};
@@ -45,6 +44,7 @@ use crate::wire::{
 };
 
 use handshake::Connecting;
+use rate_sources::RateSources;
 
 /// Most control packets queued for sending; beyond this they are dropped (and counted), so a
 /// flood of packets that each call for a reply cannot grow memory while the driver is slow.
@@ -735,35 +735,22 @@ impl Connection {
     // ---------------------------------------------------------------------------------------
     // Congestion control plumbing.
 
+    /// The measurements congestion control is given, except the rates that
+    /// [`RateSources`] measures on demand (0 here).
     fn cc_inputs(&self, now: Instant) -> CcInputs {
         CcInputs {
             now,
             mss: self.mss,
             max_cwnd_pkts: f64::from(self.flow_window),
             snd_curr_seq: self.sndbuf.last_sent_seq(),
-            rcv_rate_pps: self.rcv_rate_for_cc(),
+            rcv_rate_pps: 0,
             rtt_us: self.rtt.rtt_us(),
             rtt_var_us: self.rtt.var_us(),
             bandwidth_pps: self.bandwidth_pps,
             capacity_reported: self.capacity_reported,
-            delivery_rate_pps: self
-                .delivery
-                .rate_pps_bounded_by_sending(
-                    &self.sent_history,
-                    u64::from(self.rtt.rtt_us()).max(DELIVERY_WINDOW_MIN_US),
-                )
-                .unwrap_or(0.0),
+            delivery_rate_pps: 0.0,
             acked_pkts: self.delivery.acked_pkts(),
-            sent_rate_rtt_ago_pps: {
-                let rtt = u64::from(self.rtt.rtt_us());
-                let window = rtt.max(DELIVERY_WINDOW_MIN_US);
-                self.sent_history
-                    .rate_ending(
-                        Instant::from_micros(now.as_micros().saturating_sub(rtt)),
-                        window,
-                    )
-                    .unwrap_or(0.0)
-            },
+            sent_rate_rtt_ago_pps: 0.0,
             min_rtt_us: self.min_rtt.get().unwrap_or(0),
             last_rtt_us: self.last_rtt_us,
             inflight_pkts: self.sndbuf.unacked_pkts() as u32,
@@ -778,7 +765,18 @@ impl Connection {
     ) {
         let inputs = self.cc_inputs(now);
         let instant = self.instant_stats();
-        let mut ctx = CcContext::with_stats(&inputs, &self.stats, instant, &mut self.cc_ctl);
+        let sources = RateSources {
+            now,
+            rtt_us: self.rtt.rtt_us(),
+            delivery: &self.delivery,
+            sent_history: &self.sent_history,
+            arrival_rate_pps: self.arrival_rate_pps,
+            peer_timing_compressed: self.peer_timing_compressed,
+            pacing_pps: 1e6 / self.effective_period_us(),
+        };
+        let measure = |all: &mut CcInputs| sources.measure(all);
+        let mut ctx = CcContext::with_stats(&inputs, &self.stats, instant, &mut self.cc_ctl)
+            .measured_on_demand(&measure);
         f(&mut *self.cc, &mut ctx);
     }
 

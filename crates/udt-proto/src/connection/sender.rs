@@ -37,7 +37,7 @@ impl Connection {
 
     /// Inter-packet period in force, µs: congestion control's, raised to respect the maximum
     /// bandwidth option (`10^6 · MSS / MAXBW`).
-    fn effective_period_us(&self) -> f64 {
+    pub(super) fn effective_period_us(&self) -> f64 {
         // No algorithm may stop the sender: at worst a packet a second leaves.
         let p = (self.cc_ctl.pkt_snd_period_us * self.warning_stretch).min(MAX_PERIOD_US);
         match self.config.max_bandwidth {
@@ -427,26 +427,6 @@ impl Connection {
         // One flow's arrivals cannot outrun the link either: an honest receiver's arrival
         // rate stays within its own capacity estimate, a squeezed one's need not.
         arrival > COMPRESSED_ARRIVAL_FACTOR * sent && arrival > f64::from(self.bandwidth_pps)
-    }
-
-    /// The arrival rate congestion control is given, packets/s: the peer's, unless its timing
-    /// is compressed; then the higher of the rate data is acknowledged at (which ACK timing
-    /// measures at the sender, whatever the receiver's clock saw) and the pacing rate. The
-    /// window is this rate times the RTT: the delivery rate alone held it to what the path
-    /// carried a round trip ago plus 16 packets, and a flow alone into a 4.11 receiver then
-    /// climbed for seconds and settled at 0.73 of a 1 Gbit/s link. A receiver whose clock is
-    /// right reads about the pacing rate while the path keeps up, as ours does.
-    pub(super) fn rcv_rate_for_cc(&self) -> u32 {
-        if !self.peer_timing_compressed {
-            return self.arrival_rate_pps;
-        }
-        let window = u64::from(self.rtt.rtt_us()).max(DELIVERY_WINDOW_MIN_US);
-        let delivery = self
-            .delivery
-            .rate_pps_bounded_by_sending(&self.sent_history, window)
-            .unwrap_or(0.0);
-        let pacing = 1e6 / self.effective_period_us();
-        (delivery.max(pacing).min(f64::from(self.arrival_rate_pps)) as u32).max(1)
     }
 
     /// Learns from a valid loss report whether the peer reports losses again (see
