@@ -521,6 +521,56 @@ fn only_data_sends_are_paced_deadlines() {
     }
 }
 
+/// A sender's burst quantum (`paced_timeout_quantum_us`) is reported exactly for its paced
+/// deadlines, and it is 1/40 of the path's RTT within 50–250 µs once an RTT is measured (100
+/// µs before): 1 ms, 5 ms and 80 ms paths. (Not 100 ms: an RTT of exactly 100 000 µs is
+/// taken for a receiver's initial guess, which only a simulated path measures.)
+#[test]
+fn the_burst_quantum_is_a_fortieth_of_the_paths_rtt() {
+    for (one_way_us, expected) in [(500u64, 50u64), (2_500, 125), (40_000, 250)] {
+        let mut net = Net::new(106, one_way_us);
+        let client = net.add("10.0.0.1:5000", 11);
+        let server = net.add("10.0.0.2:9000", 12);
+        let now = net.now;
+        net.nodes[server]
+            .ep
+            .listen(now, ConnectionConfig::default(), 1)
+            .unwrap();
+        let (c, s) = net.establish(client, server, ConnectionConfig::default(), 5.0);
+        let total = 4_000_000u64;
+        let mut flows = [Flow::new((client, c), (server, s), 1, total)];
+        let mut measured = 0u32;
+        let limit = net.now.plus_micros(30_000_000);
+        while flows[0].recvd < total && net.now < limit {
+            run_flows_step(&mut net, &mut flows);
+            let ep = &mut net.nodes[client].ep;
+            let q = ep.paced_timeout_quantum_us();
+            assert_eq!(q.is_some(), ep.timeout_is_paced());
+            match q {
+                None => {}
+                // Before the first RTT sample.
+                Some(100) if measured == 0 => {}
+                // The smallest RTT is the path's, or a few µs above it.
+                Some(q) => {
+                    assert!(
+                        (expected..=expected + 2).contains(&q),
+                        "quantum {q} µs on a {} µs path",
+                        2 * one_way_us
+                    );
+                    measured += 1;
+                }
+            }
+            assert_eq!(net.nodes[server].ep.paced_timeout_quantum_us(), None);
+            net.step(limit);
+        }
+        assert_eq!(flows[0].recvd, total, "transfer incomplete");
+        assert!(
+            measured > 100,
+            "{measured} paced deadlines with a measured RTT"
+        );
+    }
+}
+
 /// When the runtime falls behind the sum of its connections' rates, the connections with
 /// packets overdue take turns. Here a 1000 and a 500 Mbit/s flow share one port whose runtime
 /// manages only 20 packets per millisecond (they ask for about 130): each gets half. Both are

@@ -101,6 +101,11 @@ pub struct LinkSpec {
     /// rate). 0 = every packet at its own time, to the nanosecond.
     #[serde(default)]
     pub sender_burst_us: f64,
+    /// Burst pacing of senders with each connection's own quantum, as the runtime paces by
+    /// default ([`udt_proto::Connection::burst_quantum_us`]: 1/40 of the path's RTT, 50–250
+    /// µs); overrides `sender_burst_us`.
+    #[serde(default)]
+    pub sender_burst_by_rtt: bool,
     /// Stalls of the path's hosts, ms (0 = none): in each direction, once per
     /// `stall_every_ms` on average, the path stops handing packets over for this long and
     /// then hands over what it held, in order. A user-space emulator or a host that shares

@@ -88,6 +88,9 @@ pub struct PathSpec {
     /// See [`LinkSpec::sender_burst_us`].
     #[serde(default)]
     pub sender_burst_us: f64,
+    /// See [`LinkSpec::sender_burst_by_rtt`].
+    #[serde(default)]
+    pub sender_burst_by_rtt: bool,
     /// See [`LinkSpec::jitter_ms`].
     #[serde(default)]
     pub jitter_ms: f64,
@@ -373,6 +376,7 @@ impl SweepSpec {
             ack_coalesce_us: p.ack_coalesce_us,
             ack_coalesce_pkts: p.ack_coalesce_pkts,
             sender_burst_us: p.sender_burst_us,
+            sender_burst_by_rtt: p.sender_burst_by_rtt,
             stall_ms: p.stall_ms,
             stall_every_ms: p.stall_every_ms,
         }

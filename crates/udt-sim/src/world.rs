@@ -105,6 +105,9 @@ struct Node {
     /// Burst pacing quantum of a sender, ns (0 = per-packet pacing); see
     /// [`LinkSpec::sender_burst_us`](crate::scenario::LinkSpec::sender_burst_us).
     burst_ns: Nanos,
+    /// A sender paces in bursts of its connection's own quantum; see
+    /// [`LinkSpec::sender_burst_by_rtt`](crate::scenario::LinkSpec::sender_burst_by_rtt).
+    burst_by_rtt: bool,
     /// Whether the armed timer is a paced send (served under the burst quantum).
     timer_paced: bool,
     /// When a paced send last woke this node, ns.
@@ -309,6 +312,7 @@ impl World {
                         Role::Sender => (scenario.link.sender_burst_us.max(0.0) * 1000.0) as Nanos,
                         Role::Receiver => 0,
                     },
+                    burst_by_rtt: role == Role::Sender && scenario.link.sender_burst_by_rtt,
                     timer_paced: false,
                     last_paced_ns: None,
                 });
@@ -612,11 +616,16 @@ impl World {
             .map(|t| (t.as_micros() * 1000).max(self.now));
         // Burst pacing, as the runtime's I/O thread does it: a paced send waits until one
         // quantum after the previous paced wake-up.
-        node.timer_paced = node.burst_ns > 0 && node.ep.timeout_is_paced();
-        if node.timer_paced {
-            if let (Some(t), Some(last)) = (next, node.last_paced_ns) {
-                next = Some(t.max(last + node.burst_ns));
-            }
+        let quantum_ns = if node.burst_by_rtt {
+            node.ep.paced_timeout_quantum_us().map(|q| q * 1000)
+        } else if node.burst_ns > 0 && node.ep.timeout_is_paced() {
+            Some(node.burst_ns)
+        } else {
+            None
+        };
+        node.timer_paced = quantum_ns.is_some();
+        if let (Some(q), Some(t), Some(last)) = (quantum_ns, next, node.last_paced_ns) {
+            next = Some(t.max(last + q));
         }
         if next != node.timer_at {
             node.timer_at = next;

@@ -22,16 +22,18 @@
 //! [`Poller`]: crate::Poller
 //!
 //! Pacing: by default paced data leaves in bursts. The thread sleeps in `ppoll` (never spins)
-//! until the next send time, but wakes for paced sends at most once per pacing quantum
-//! ([`PACING_QUANTUM_US`]); at each such wake-up it sends every packet that fell due since,
-//! back to back, and the engine's lateness debt keeps the average rate exact (the engine
-//! catches up to 5 ms of lateness). A burst holds the packets of one quantum, a few at
-//! 1 Gbit/s and tens at 10 Gbit/s, which GSO hands to the kernel as one buffer; probing pairs
-//! stay back to back inside it. At rates where one packet's period exceeds the quantum, each
-//! packet still leaves at its own time. `UDT_PACING_QUANTUM_US=0` restores per-packet pacing
-//! to the microsecond, with 1 µs timer slack and a short spin before each send (costly: a
-//! core at 1 Gbit/s on a VM, see `docs/benchmarks.md`). Timers are waited for in `ppoll`
-//! alone.
+//! until the next send time, but wakes for a connection's paced sends at most once per its
+//! burst quantum ([`udt_proto::Connection::burst_quantum_us`]: 1/40 of the path's RTT,
+//! 50–250 µs); at each such wake-up it sends every packet that fell due since, back to back,
+//! and the engine's lateness debt keeps the average rate exact (the engine catches up to 5 ms
+//! of lateness). A burst is then a fortieth of a BDP at the link's rate, so that even a
+//! shallow queue holds several; at 100 ms it holds 21 packets at 1 Gbit/s and 208 at
+//! 10 Gbit/s, which GSO hands to the kernel in few buffers; probing pairs stay back to back
+//! inside it. At rates where one packet's period exceeds the quantum, each packet still
+//! leaves at its own time. `UDT_PACING_QUANTUM_US=N` fixes the quantum for every connection
+//! (for comparisons); `=0` restores per-packet pacing to the microsecond, with 1 µs timer
+//! slack and a short spin before each send (costly: a core at 1 Gbit/s on a VM, see
+//! `docs/benchmarks.md`). Timers are waited for in `ppoll` alone.
 
 use std::collections::HashMap;
 use std::io;
@@ -53,20 +55,30 @@ use crate::udp::{BufferSizes, IoCounters, IoStats, RecvBatch, SendBatch, UdpPort
 /// thread spins instead of sleeping, µs.
 const SPIN_US: u64 = 60;
 
-/// Default pacing quantum, µs: paced sends wake the I/O thread at most this often, and each
-/// wake-up sends what fell due since. 100 µs is 8 packets of 1500 bytes at 1 Gbit/s and 83 at
-/// 10 Gbit/s: wake-ups fall 8–80-fold against per-packet pacing, while a burst stays far below
-/// any queue that holds a useful share of a BDP. Overridden by `UDT_PACING_QUANTUM_US`
-/// (0 to 1000).
-pub(crate) const PACING_QUANTUM_US: u64 = 100;
-
-/// The pacing quantum in force, µs: [`PACING_QUANTUM_US`] unless `UDT_PACING_QUANTUM_US`
-/// says otherwise (capped at 1 ms, well inside the engine's 5 ms of catch-up).
-fn pacing_quantum_us() -> u64 {
+/// The pacing quantum set by `UDT_PACING_QUANTUM_US` (µs, capped at 1 ms, well inside the
+/// engine's 5 ms of catch-up; 0 = per-packet pacing), for comparisons. Without it each
+/// connection's own quantum applies ([`udt_proto::Connection::burst_quantum_us`]: 1/40 of
+/// its path's RTT, 50–250 µs, so that a burst is a small share of any queue sized in BDPs).
+fn pacing_quantum_override() -> Option<u64> {
     std::env::var("UDT_PACING_QUANTUM_US")
         .ok()
         .and_then(|v| v.trim().parse::<u64>().ok())
-        .map_or(PACING_QUANTUM_US, |q| q.min(1_000))
+        .map(|q| q.min(1_000))
+}
+
+/// Sets the I/O thread's timer slack for a pacing quantum of `quantum_us`: per-packet
+/// pacing needs the timer to the microsecond; burst pacing lets the kernel fold our wake-up
+/// into others up to half a quantum late (the debt absorbs it).
+fn set_timer_slack(quantum_us: u64) {
+    let slack_ns = if quantum_us == 0 {
+        1_000
+    } else {
+        quantum_us * 500
+    };
+    // SAFETY: prctl with an integer argument; affects only this thread's timer slack.
+    unsafe {
+        libc::prctl(libc::PR_SET_TIMERSLACK, slack_ns as libc::c_ulong, 0, 0, 0);
+    }
 }
 
 /// While datagrams stream in (a pass read at least [`COALESCE_MIN_BATCH`] of them) and no
@@ -630,14 +642,10 @@ impl Mux {
 
 /// The I/O thread.
 fn io_loop(mux: Arc<Mux>, port: UdpPort) {
-    let quantum = pacing_quantum_us();
-    // Per-packet pacing needs the timer to the microsecond; burst pacing lets the kernel
-    // fold our wake-up into others up to half a quantum late (the debt absorbs it).
-    let slack_ns = if quantum == 0 { 1_000 } else { quantum * 500 };
-    // SAFETY: prctl with an integer argument; affects only this thread's timer slack.
-    unsafe {
-        libc::prctl(libc::PR_SET_TIMERSLACK, slack_ns as libc::c_ulong, 0, 0, 0);
-    }
+    let fixed_quantum = pacing_quantum_override();
+    let mut slack_for =
+        fixed_quantum.unwrap_or(udt_proto::connection::BURST_QUANTUM_UNKNOWN_RTT_US);
+    set_timer_slack(slack_for);
     let mut last_paced_wake: Option<Instant> = None;
     let mut rb = RecvBatch::new();
     let mut sb = SendBatch::new();
@@ -647,7 +655,7 @@ fn io_loop(mux: Arc<Mux>, port: UdpPort) {
     let mut streaming = false;
     loop {
         // Timers and transmissions due now.
-        let (deadline, paced, sending, exit) = {
+        let (deadline, paced, sending, exit, quantum) = {
             let mut st = mux.lock();
             let now = mux.clock.now();
             st.ep.handle_timeout(now);
@@ -656,7 +664,8 @@ fn io_loop(mux: Arc<Mux>, port: UdpPort) {
             std::mem::swap(&mut st.wake, &mut wake);
             std::mem::swap(&mut st.task_wake, &mut task_wake);
             let d = st.ep.poll_timeout();
-            let paced = st.ep.timeout_is_paced();
+            let paced_quantum = st.ep.paced_timeout_quantum_us();
+            let paced = paced_quantum.is_some();
             let sending = st.ep.has_paced_sends();
             st.io_deadline = d;
             // Decided after the transmissions above, so that the last datagrams of the last
@@ -664,7 +673,8 @@ fn io_loop(mux: Arc<Mux>, port: UdpPort) {
             // joins a multiplexer that is gone.
             let exit = st.handles == 0 && st.ep.connection_count() == 0;
             st.finished |= exit;
-            (d, paced, sending, exit)
+            let quantum = fixed_quantum.or(paced_quantum).unwrap_or(slack_for);
+            (d, paced, sending, exit, quantum)
         };
         wake_all(&mut wake);
         wake_tasks(&mut task_wake);
@@ -678,6 +688,10 @@ fn io_loop(mux: Arc<Mux>, port: UdpPort) {
         if streaming && !sending {
             coalesce(&mux, deadline);
         } else if paced && quantum > 0 {
+            if quantum != slack_for {
+                slack_for = quantum;
+                set_timer_slack(quantum);
+            }
             // Burst pacing: not sooner than one quantum after the last paced wake-up. A send
             // already due (the pass stopped at TX_PER_PASS, or the thread is behind) goes at
             // once: waiting would only add to the lateness.

@@ -812,15 +812,21 @@ impl Endpoint {
     /// microsecond (e.g. by spinning); timers can wait with the scheduler's usual latency,
     /// which keeps idle connections cheap.
     pub fn timeout_is_paced(&mut self) -> bool {
-        let Some(t) = self.poll_timeout() else {
-            return false;
-        };
+        self.paced_timeout_quantum_us().is_some()
+    }
+
+    /// When the earliest deadline is a paced data send (see
+    /// [`timeout_is_paced`](Self::timeout_is_paced)): the burst quantum of its connection
+    /// ([`Connection::burst_quantum_us`]), µs, for a runtime that paces in bursts.
+    pub fn paced_timeout_quantum_us(&mut self) -> Option<u64> {
+        let t = self.poll_timeout()?;
         match self.timers.peek() {
             Some(&Reverse((top, _, id, slot))) if top == t => self
                 .conns
                 .at(slot, id)
-                .is_some_and(|c| c.paced_send_time() == Some(t)),
-            _ => false,
+                .filter(|c| c.paced_send_time() == Some(t))
+                .map(Connection::burst_quantum_us),
+            _ => None,
         }
     }
 
