@@ -122,6 +122,14 @@ const OWN_QUEUE_RATE_FRACTION: f64 = 0.9;
 const OTHERS_QUEUE_THRESHOLD_US: f64 = 4000.0;
 /// A loss with the queue at least this fraction of the fullest recently seen is congestion.
 const QUEUE_FULL_FRACTION: f64 = 0.5;
+/// ... over a queue above [`UdtCc::queue_threshold_us`], whose floor
+/// ([`QUEUE_THRESHOLD_US`]) is lowered to this fraction of the minimum RTT if that is less
+/// (the packets' and the noise's shares stay): a one-BDP queue of a path shorter than the
+/// floor never reaches it. At 300 Mb/s, 1 ms, the queue held
+/// 0.9 ms when it overflowed, every loss counted as random, the rate crept to 1.02 times the
+/// link and 1.5 % of the packets were lost. A wrong decrease costs little on such a path:
+/// the rate regains it within a few SYNs.
+const SHORT_PATH_QUEUE_OF_MIN_RTT: f64 = 0.5;
 /// A loss within the hold after a decrease still counts when the queue is at least this
 /// fraction of the fullest seen: the decrease has not drained it (other flows keep it full,
 /// as TCP does when it shares the queue), so the congestion persists.
@@ -710,6 +718,11 @@ impl UdtCc {
 
     /// The queueing delay that counts as a queue, µs (see [`UdtCc::queue_building`]).
     fn queue_threshold_us(&self, ctx: &CcContext<'_>) -> f64 {
+        self.queue_threshold_over_us(ctx, QUEUE_THRESHOLD_US)
+    }
+
+    /// [`UdtCc::queue_threshold_us`] with `floor_us` in place of [`QUEUE_THRESHOLD_US`].
+    fn queue_threshold_over_us(&self, ctx: &CcContext<'_>, floor_us: f64) -> f64 {
         let rate = self
             .credible_capacity(ctx)
             .unwrap_or(0.0)
@@ -718,9 +731,7 @@ impl UdtCc {
         let noise_cap =
             QUEUE_NOISE_CAP_US.max(QUEUE_NOISE_CAP_OF_MIN_RTT * f64::from(ctx.min_rtt_us()));
         let noise = (QUEUE_THRESHOLD_RTT_VARS * f64::from(ctx.rtt_var_us())).min(noise_cap);
-        QUEUE_THRESHOLD_US
-            .max(QUEUE_THRESHOLD_PKTS * 1e6 / rate)
-            .max(noise)
+        floor_us.max(QUEUE_THRESHOLD_PKTS * 1e6 / rate).max(noise)
     }
 
     /// True when the path shows congestion: a queue, or more loss than a noisy link causes.
@@ -737,7 +748,13 @@ impl UdtCc {
             return true;
         }
         let queue = Self::queueing_us(ctx);
-        let mut threshold = self.queue_threshold_us(ctx);
+        let min_rtt = f64::from(ctx.min_rtt_us());
+        let floor = if min_rtt > 0.0 {
+            QUEUE_THRESHOLD_US.min(SHORT_PATH_QUEUE_OF_MIN_RTT * min_rtt)
+        } else {
+            QUEUE_THRESHOLD_US
+        };
+        let mut threshold = self.queue_threshold_over_us(ctx, floor);
         if let Some(c) = self.credible_capacity(ctx) {
             let rate = Self::sending_rate_pps(ctx);
             if rate < OWN_QUEUE_RATE_FRACTION * c {
@@ -2163,5 +2180,53 @@ mod tests {
         let mut bg = RandomLoss::default();
         bg.add(t, 9, 5_000);
         assert_eq!(bg.fraction(true), None);
+    }
+
+    /// A 1 ms path at 300 Mb/s (25 000 packets/s) after slow start, sending at `pps`, whose
+    /// RTT samples show `queue_us` of queueing for 20 SYNs.
+    fn short_path_with_queue(pps: f64, queue_us: u32) -> Drive {
+        let mut d = Drive::new();
+        d.inputs.rtt_us = 1_000;
+        d.inputs.rtt_var_us = 20;
+        d.inputs.min_rtt_us = 1_000;
+        d.inputs.bandwidth_pps = 25_000;
+        d.inputs.delivery_rate_pps = 25_000.0;
+        d.inputs.sent_rate_rtt_ago_pps = 25_000.0;
+        d.inputs.max_cwnd_pkts = 50.0;
+        let step = |d: &mut Drive, rtt_us: u32| {
+            d.steps += 1;
+            d.inputs.snd_curr_seq = d.inputs.snd_curr_seq.add(100);
+            d.inputs.now = d.inputs.now.plus_micros(10_000);
+            d.inputs.acked_pkts += 250;
+            d.inputs.last_rtt_us = rtt_us + d.steps % 5;
+            let ack = d.inputs.snd_curr_seq;
+            d.with(|cc, ctx| cc.on_ack(ctx, ack));
+        };
+        for _ in 0..3 {
+            step(&mut d, 1_000);
+        }
+        assert!(!d.cc.in_slow_start());
+        d.send_at(pps);
+        for _ in 0..20 {
+            step(&mut d, 1_000 + queue_us);
+        }
+        d
+    }
+
+    #[test]
+    fn on_a_path_shorter_than_the_queue_floor_an_overflow_is_congestion() {
+        // The one-BDP queue of a 1 ms path holds 1 ms, under the 1.5 ms floor: a loss with
+        // 0.9 ms queued is its overflow, and the flow, above the link, decreases.
+        let mut d = short_path_with_queue(26_000.0, 900);
+        let before = d.rate();
+        d.lose_newest();
+        assert!(d.rate() < 0.95 * before, "{} -> {}", before, d.rate());
+        assert_eq!(d.cc.random_losses(), 0);
+        // A loss over 0.3 ms of queue, under half the RTT, is still taken as random.
+        let mut d = short_path_with_queue(26_000.0, 300);
+        let before = d.rate();
+        d.lose_newest();
+        assert!(d.rate() >= before, "{} -> {}", before, d.rate());
+        assert_eq!(d.cc.random_losses(), 1);
     }
 }
