@@ -87,6 +87,20 @@ fn run_flows_step(net: &mut Net, flows: &mut [Flow]) {
     }
 }
 
+/// A client node and a listening server node on `net`, and one connection between them
+/// with the default configuration: (client, server, client's socket, server's socket).
+fn one_connection(net: &mut Net) -> (usize, usize, SocketId, SocketId) {
+    let client = net.add("10.0.0.1:5000", 11);
+    let server = net.add("10.0.0.2:9000", 12);
+    let now = net.now;
+    net.nodes[server]
+        .ep
+        .listen(now, ConnectionConfig::default(), 1)
+        .unwrap();
+    let (c, s) = net.establish(client, server, ConnectionConfig::default(), 5.0);
+    (client, server, c, s)
+}
+
 fn client_addr(i: usize) -> SocketAddr {
     format!("10.1.{}.{}:5000", i / 200, i % 200 + 1)
         .parse()
@@ -473,14 +487,7 @@ fn idle_connections_wake_rarely() {
 #[test]
 fn only_data_sends_are_paced_deadlines() {
     let mut net = Net::new(105, 5_000);
-    let client = net.add("10.0.0.1:5000", 11);
-    let server = net.add("10.0.0.2:9000", 12);
-    let now = net.now;
-    net.nodes[server]
-        .ep
-        .listen(now, ConnectionConfig::default(), 1)
-        .unwrap();
-    let (c, s) = net.establish(client, server, ConnectionConfig::default(), 5.0);
+    let (client, server, c, s) = one_connection(&mut net);
     // Idle for a while: keep-alives run, nothing is paced.
     let mut paced = 0u32;
     net.run_until(3.0, |net| {
@@ -529,14 +536,7 @@ fn only_data_sends_are_paced_deadlines() {
 fn the_burst_quantum_is_a_fortieth_of_the_paths_rtt() {
     for (one_way_us, expected) in [(500u64, 50u64), (2_500, 125), (40_000, 250)] {
         let mut net = Net::new(106, one_way_us);
-        let client = net.add("10.0.0.1:5000", 11);
-        let server = net.add("10.0.0.2:9000", 12);
-        let now = net.now;
-        net.nodes[server]
-            .ep
-            .listen(now, ConnectionConfig::default(), 1)
-            .unwrap();
-        let (c, s) = net.establish(client, server, ConnectionConfig::default(), 5.0);
+        let (client, server, c, s) = one_connection(&mut net);
         let total = 4_000_000u64;
         let mut flows = [Flow::new((client, c), (server, s), 1, total)];
         let mut measured = 0u32;
