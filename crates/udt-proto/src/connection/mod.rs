@@ -62,7 +62,7 @@ pub const BURST_QUANTUM_RTT_DIVISOR: u64 = 40;
 /// Shortest burst quantum, µs: below it the wake-ups cost more than the bursts save.
 pub const BURST_QUANTUM_MIN_US: u64 = 50;
 /// Longest burst quantum, µs: 21 packets of 1500 bytes at 1 Gbit/s, 208 at 10 Gbit/s (a
-/// burst is well inside [`MAX_TIME_DEBT_US`], the lateness the sender catches up).
+/// burst is well inside the 5 ms of lateness the sender catches up).
 pub const BURST_QUANTUM_MAX_US: u64 = 250;
 /// Burst quantum before the RTT is measured, µs.
 pub const BURST_QUANTUM_UNKNOWN_RTT_US: u64 = 100;
