@@ -1602,6 +1602,11 @@ mod tests {
         /// measurement again). The rate-use measurement counts [`Drive::rate_used`] of what the
         /// rate allowed as sent.
         fn step(&mut self, us: u64, rtt_ms: u32) {
+            self.step_rtt_us(us, rtt_ms * 1000);
+        }
+
+        /// [`Drive::step`] with the RTT in µs.
+        fn step_rtt_us(&mut self, us: u64, rtt_us: u32) {
             self.steps += 1;
             let sent = (self.rate_used * self.rate() * us as f64 / 1e6).round() as u64;
             for _ in 0..sent {
@@ -1610,7 +1615,7 @@ mod tests {
             self.inputs.snd_curr_seq = self.inputs.snd_curr_seq.add(100);
             self.inputs.now = self.inputs.now.plus_micros(us);
             self.inputs.acked_pkts += (self.inputs.delivery_rate_pps * us as f64 / 1e6) as u64;
-            self.inputs.last_rtt_us = rtt_ms * 1000 + self.steps % 5;
+            self.inputs.last_rtt_us = rtt_us + self.steps % 5;
             let ack = self.inputs.snd_curr_seq;
             self.with(|cc, ctx| cc.on_ack(ctx, ack));
         }
@@ -2193,22 +2198,13 @@ mod tests {
         d.inputs.delivery_rate_pps = 25_000.0;
         d.inputs.sent_rate_rtt_ago_pps = 25_000.0;
         d.inputs.max_cwnd_pkts = 50.0;
-        let step = |d: &mut Drive, rtt_us: u32| {
-            d.steps += 1;
-            d.inputs.snd_curr_seq = d.inputs.snd_curr_seq.add(100);
-            d.inputs.now = d.inputs.now.plus_micros(10_000);
-            d.inputs.acked_pkts += 250;
-            d.inputs.last_rtt_us = rtt_us + d.steps % 5;
-            let ack = d.inputs.snd_curr_seq;
-            d.with(|cc, ctx| cc.on_ack(ctx, ack));
-        };
         for _ in 0..3 {
-            step(&mut d, 1_000);
+            d.step_rtt_us(10_000, 1_000);
         }
         assert!(!d.cc.in_slow_start());
         d.send_at(pps);
         for _ in 0..20 {
-            step(&mut d, 1_000 + queue_us);
+            d.step_rtt_us(10_000, 1_000 + queue_us);
         }
         d
     }
