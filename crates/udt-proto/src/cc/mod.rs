@@ -19,6 +19,7 @@ pub mod glibc_rand;
 pub mod gtp;
 pub mod highspeed;
 pub mod native;
+mod own_queue;
 mod rate_use;
 pub mod registry;
 pub mod scalable;
