@@ -266,13 +266,12 @@ impl LossFraction {
     /// Lost over the packets lost among since the start of the previous interval (0 with
     /// fewer than [`LOSS_FRACTION_MIN_AMONG`] of those).
     fn fraction(&self) -> f64 {
-        self.known_fraction().unwrap_or(0.0)
-    }
-
-    /// [`LossFraction::fraction`], or `None` with too few packets to tell.
-    fn known_fraction(&self) -> Option<f64> {
         let (lost, among) = self.recent();
-        (among >= LOSS_FRACTION_MIN_AMONG).then(|| lost as f64 / among as f64)
+        if among < LOSS_FRACTION_MIN_AMONG {
+            0.0
+        } else {
+            lost as f64 / among as f64
+        }
     }
 
     /// True when enough packets have been counted to tell and the recent losses are no more
@@ -1297,9 +1296,9 @@ impl UdtCc {
         // Slow start paces at twice the window's rate and is held by the window by design:
         // what it used says nothing about the rate it leaves with.
         self.rate_use = RateUse::new();
-        // Its overshoot, too, is answered by leaving: at 100 Mb/s, 100 ms with 1 % random
-        // loss, the model still held 3 ms of it 0.8 s later, and a random loss there took
-        // 0.015 of the link from the first 30 s.
+        // Slow start sends above the capacity by design (at twice the window's rate), and
+        // leaving it answers the queue it built: what the model counted then is not an
+        // overflow the RTT failed to show.
         self.own_queue_to_seen(ctx);
         self.startup = Some(Startup {
             left_at: ctx.now(),
