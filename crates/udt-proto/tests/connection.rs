@@ -396,6 +396,70 @@ fn a_sender_served_late_keeps_its_rate() {
     );
 }
 
+/// A sender whose congestion window closed waits for ACKs, and that wait is not lateness: when
+/// a light ACK (every 64 packets) opens the window again, the packets leave at the paced rate,
+/// not as a burst that repays the wait (a burst of 26-35 packets overflowed an 8-packet
+/// queue in the simulator, round trip after round trip).
+#[test]
+fn a_window_opened_by_a_light_ack_is_paced() {
+    const PERIOD_US: f64 = 50.0;
+    // 40 ms round trip: 200 packets leave in 10 ms, then the window waits for ACKs.
+    let mut net = pair(11, 40, ConnectionConfig::default());
+    struct WindowLimited;
+    impl CongestionControl for WindowLimited {
+        fn init(&mut self, ctx: &mut CcContext<'_>) {
+            ctx.set_pkt_snd_period_us(PERIOD_US);
+            ctx.set_cwnd_pkts(200.0);
+        }
+    }
+    let cfg = ConnectionConfig {
+        congestion_control: Arc::new(FnFactory::new("window-limited", || {
+            Box::new(WindowLimited) as Box<dyn CongestionControl>
+        })),
+        ..Default::default()
+    };
+    let (c, s) = connect(&mut net, cfg);
+    let client = net.addr(CLIENT);
+    // Send times of the client's data packets (the control bit is the first bit).
+    let sent: Rc<std::cell::RefCell<Vec<u64>>> = Rc::default();
+    let log = sent.clone();
+    net.filter = Some(Box::new(move |d| {
+        if d.from == client && d.data.first().is_some_and(|b| b & 0x80 == 0) {
+            log.borrow_mut().push(d.now.as_micros());
+        }
+        true
+    }));
+    let chunk = vec![0u8; 200_000];
+    let mut rbuf = vec![0u8; 1 << 20];
+    net.run_until(3.0, |net| {
+        let now = net.now;
+        let mut conn = net.nodes[CLIENT].ep.connection_mut(c).unwrap();
+        while conn.send(now, &chunk).is_ok() {}
+        drop(conn);
+        let mut conn = net.nodes[SERVER].ep.connection_mut(s).unwrap();
+        while conn.recv(&mut rbuf).is_ok_and(|n| n > 0) {}
+        false
+    });
+    let times = sent.borrow();
+    assert!(
+        times.len() > 5_000,
+        "only {} data packets sent",
+        times.len()
+    );
+    // The longest run of packets sent less than half a period apart: a probing pair (two
+    // packets back to back) is the only one pacing allows.
+    let (mut run, mut longest) = (1, 1);
+    for w in times.windows(2) {
+        if ((w[1] - w[0]) as f64) < PERIOD_US / 2.0 {
+            run += 1;
+            longest = longest.max(run);
+        } else {
+            run = 1;
+        }
+    }
+    assert!(longest <= 2, "{longest} packets left back to back");
+}
+
 #[test]
 fn shutdown_waits_a_grace_period_after_the_last_ack() {
     // UDT4 4.11's blocking receivers lose readable data if the Shutdown lands right behind the
