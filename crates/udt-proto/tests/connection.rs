@@ -30,6 +30,18 @@ fn connect(net: &mut Net, cfg: ConnectionConfig) -> (SocketId, SocketId) {
     net.establish(CLIENT, SERVER, cfg, 10.0)
 }
 
+/// Fills the client's send buffer (`c`) and empties the server's receive buffer (`s`, into
+/// `rbuf`): a sender that always has data, a receiver that never holds it back.
+fn fill_and_drain(net: &mut Net, c: SocketId, s: SocketId, rbuf: &mut [u8]) {
+    static CHUNK: [u8; 200_000] = [0; 200_000];
+    let now = net.now;
+    let mut conn = net.nodes[CLIENT].ep.connection_mut(c).unwrap();
+    while conn.send(now, &CHUNK).is_ok() {}
+    drop(conn);
+    let mut conn = net.nodes[SERVER].ep.connection_mut(s).unwrap();
+    while conn.recv(rbuf).is_ok_and(|n| n > 0) {}
+}
+
 /// Sends `total` pattern bytes from client to server; returns the simulated seconds taken.
 fn stream_transfer(net: &mut Net, c: SocketId, s: SocketId, total: u64, limit_s: f64) -> f64 {
     let start = net.now;
@@ -363,16 +375,8 @@ fn a_sender_served_late_keeps_its_rate() {
         ..Default::default()
     };
     let (c, s) = connect(&mut net, cfg);
-    let chunk = vec![0u8; 200_000];
     let mut rbuf = vec![0u8; 1 << 20];
-    let mut step = |net: &mut Net| {
-        let now = net.now;
-        let mut conn = net.nodes[CLIENT].ep.connection_mut(c).unwrap();
-        while conn.send(now, &chunk).is_ok() {}
-        drop(conn);
-        let mut conn = net.nodes[SERVER].ep.connection_mut(s).unwrap();
-        while conn.recv(&mut rbuf).is_ok_and(|n| n > 0) {}
-    };
+    let mut step = |net: &mut Net| fill_and_drain(net, c, s, &mut rbuf);
     // Runs 2 simulated seconds; returns the packets sent so far.
     let mut run_2s = |net: &mut Net| {
         net.run_until(2.0, |net| {
@@ -429,15 +433,9 @@ fn a_window_opened_by_a_light_ack_is_paced() {
         }
         true
     }));
-    let chunk = vec![0u8; 200_000];
     let mut rbuf = vec![0u8; 1 << 20];
     net.run_until(3.0, |net| {
-        let now = net.now;
-        let mut conn = net.nodes[CLIENT].ep.connection_mut(c).unwrap();
-        while conn.send(now, &chunk).is_ok() {}
-        drop(conn);
-        let mut conn = net.nodes[SERVER].ep.connection_mut(s).unwrap();
-        while conn.recv(&mut rbuf).is_ok_and(|n| n > 0) {}
+        fill_and_drain(net, c, s, &mut rbuf);
         false
     });
     let times = sent.borrow();
