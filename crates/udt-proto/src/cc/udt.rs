@@ -334,8 +334,9 @@ const LOSS_FRACTION_MIN_AMONG: u64 = 100;
 /// 100 ms with 1 % loss, a background that lapsed after 10 s instead took the flow from 0.938
 /// to 0.870 of the link); but a background learnt from a start-up's losses, on a path that
 /// loses nothing afterwards, excused that flow's share of every overflow for good (two flows
-/// at 1 Gb/s, 10 ms, 83 packets of queue: one learnt 0.9 % in its first second and held 0.98
-/// of the link 30 s later, Jain 0.57).
+/// at 1 Gb/s, 10 ms, 83 packets of queue, once losses at a half-full queue no longer taught
+/// the background: one learnt 0.9 % in its first second and held 0.98 of the link 30 s
+/// later, Jain 0.57).
 #[derive(Clone, Debug, Default)]
 struct RandomLoss {
     /// The losses learnt as the background.
