@@ -378,13 +378,9 @@ impl LossBuckets {
 
     /// Counts `lost` packets among `among` at `now`.
     fn add(&mut self, now: Instant, lost: u64, among: u64) {
-        let age = now.micros_since(self.current.0);
-        if age >= RANDOM_LOSS_BUCKET_US {
-            self.previous = if age < 2 * RANDOM_LOSS_BUCKET_US {
-                (self.current.1, self.current.2)
-            } else {
-                (0, 0)
-            };
+        if now.micros_since(self.current.0) >= RANDOM_LOSS_BUCKET_US {
+            // The current bucket has ended: what is left of both at `now` is the new previous.
+            self.previous = self.at(now);
             self.current = (now, 0, 0);
         }
         self.current.1 += lost;
