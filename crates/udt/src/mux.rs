@@ -609,12 +609,21 @@ impl Mux {
         }
     }
 
+    /// Runs `op` on connection `id` once, never waiting; `closed` as in [`Mux::blocking`].
+    pub(crate) fn once<R>(
+        &self,
+        id: SocketId,
+        closed: &AtomicBool,
+        op: impl FnOnce(&mut Connection, Instant) -> std::result::Result<R, udt_proto::Error>,
+    ) -> Result<R> {
+        self.attempt_or_park(id, closed, op, || {})
+    }
+
     /// Runs `op` on connection `id` once, never waiting. If it reports `WouldBlock`, `park`
     /// runs before the lock is released: it registers the caller's interest (an async task's
     /// waker, see `tokio/watcher.rs`), and since every later change of the connection's
     /// readiness is pushed under this same lock, none can slip between the attempt and the
     /// registration. `closed` as in [`Mux::blocking`].
-    #[cfg(feature = "tokio")]
     pub(crate) fn attempt_or_park<R>(
         &self,
         id: SocketId,

@@ -16,6 +16,8 @@ use udt_proto::{
 };
 
 use crate::error::{Error, Result};
+
+mod bulk_send;
 use crate::mux::{Mux, State};
 #[cfg(feature = "tokio")]
 use crate::readiness::Watcher;
@@ -794,6 +796,9 @@ pub struct Socket {
     live: Mutex<Live>,
     /// Set by [`Socket::close`]: every later or blocked call fails with [`Error::Closed`].
     closed: AtomicBool,
+    /// Held through a send that copies outside the multiplexer's lock, so that two threads
+    /// writing at once cannot interleave inside one call's bytes.
+    send_serial: Mutex<()>,
 }
 
 impl Socket {
@@ -811,6 +816,7 @@ impl Socket {
                 linger: b.conn.linger,
             }),
             closed: AtomicBool::new(false),
+            send_serial: Mutex::new(()),
         }
     }
 
@@ -1187,6 +1193,9 @@ impl Socket {
     /// Queues bytes for sending; returns how many were taken (blocks until at least one).
     pub fn send(&self, data: &[u8]) -> Result<usize> {
         self.expect_kind(SocketKind::Stream)?;
+        if data.len() >= bulk_send::OUTSIDE_LOCK_MIN_BYTES {
+            return self.send_stream_outside_lock(data, true);
+        }
         self.sending(|c, now| c.send(now, data))
     }
 
@@ -1204,6 +1213,9 @@ impl Socket {
     /// message fits in the send buffer.
     pub fn send_msg(&self, data: &[u8], ttl: Option<Duration>, in_order: bool) -> Result<()> {
         self.expect_kind(SocketKind::Message)?;
+        if data.len() >= bulk_send::OUTSIDE_LOCK_MIN_BYTES {
+            return self.send_msg_outside_lock(data, ttl, in_order, true);
+        }
         self.sending(|c, now| c.send_msg(now, data, ttl, in_order))
     }
 
@@ -1220,6 +1232,9 @@ impl Socket {
     /// building block of event loops and of blocking calls that must stay interruptible.
     pub fn try_send(&self, data: &[u8]) -> Result<usize> {
         self.expect_kind(SocketKind::Stream)?;
+        if data.len() >= bulk_send::OUTSIDE_LOCK_MIN_BYTES {
+            return self.send_stream_outside_lock(data, false);
+        }
         self.attempt(|c, now| c.send(now, data))
             .map_err(Self::send_side)
     }
@@ -1238,6 +1253,9 @@ impl Socket {
     /// message does not fit in the send buffer now.
     pub fn try_send_msg(&self, data: &[u8], ttl: Option<Duration>, in_order: bool) -> Result<()> {
         self.expect_kind(SocketKind::Message)?;
+        if data.len() >= bulk_send::OUTSIDE_LOCK_MIN_BYTES {
+            return self.send_msg_outside_lock(data, ttl, in_order, false);
+        }
         self.attempt(|c, now| c.send_msg(now, data, ttl, in_order))
             .map_err(Self::send_side)
     }

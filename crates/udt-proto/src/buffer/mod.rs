@@ -5,4 +5,4 @@ pub mod recv;
 pub mod send;
 
 pub use recv::{MsgRead, RecvBuffer};
-pub use send::{SendBuffer, SendBufferError};
+pub use send::{SendBuffer, SendBufferError, SendSlots};

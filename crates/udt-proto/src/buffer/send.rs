@@ -53,6 +53,49 @@ impl Block {
     }
 }
 
+/// Empty payload buffers reserved in a [`SendBuffer`], so that the application's bytes can be
+/// copied into them while nothing else waits: a runtime that guards the buffer with a lock
+/// takes the slots under it, fills them outside it, and commits them under it again. The room
+/// they stand for counts as used until [`SendBuffer::commit_stream`],
+/// [`SendBuffer::commit_message`] or [`SendBuffer::release`] takes them back.
+#[derive(Debug, Default)]
+pub struct SendSlots {
+    bufs: Vec<Vec<u8>>,
+    payload_size: usize,
+}
+
+impl SendSlots {
+    /// Slots held, packets.
+    pub fn len(&self) -> usize {
+        self.bufs.len()
+    }
+
+    /// True when no slot is held.
+    pub fn is_empty(&self) -> bool {
+        self.bufs.is_empty()
+    }
+
+    /// Bytes the slots hold when full.
+    pub fn capacity(&self) -> usize {
+        self.bufs.len() * self.payload_size
+    }
+
+    /// Copies the front of `data` into the slots, one packet's payload each, replacing what
+    /// they held; returns how many bytes were copied (at most [`capacity`](Self::capacity)).
+    pub fn fill(&mut self, data: &[u8]) -> usize {
+        let mut copied = 0;
+        let mut chunks = data.chunks(self.payload_size.max(1));
+        for buf in &mut self.bufs {
+            buf.clear();
+            if let Some(chunk) = chunks.next() {
+                buf.extend_from_slice(chunk);
+                copied += chunk.len();
+            }
+        }
+        copied
+    }
+}
+
 /// The sender's buffer.
 #[derive(Debug)]
 pub struct SendBuffer {
@@ -65,6 +108,8 @@ pub struct SendBuffer {
     payload_size: usize,
     last_msg: MsgNo,
     pool: BufferPool,
+    /// Blocks handed out as [`SendSlots`] and not yet committed or released.
+    reserved: usize,
 }
 
 impl SendBuffer {
@@ -79,6 +124,7 @@ impl SendBuffer {
             payload_size: payload_size.max(1),
             last_msg: MsgNo::default(),
             pool: BufferPool::new(256),
+            reserved: 0,
         }
     }
 
@@ -97,11 +143,21 @@ impl SendBuffer {
     /// the window (which the flow window and the flight flag size bound) while the application can still queue half
     /// the capacity: under random loss a hole holds the cumulative ACK for a round trip or
     /// more, and the unacknowledged blocks reach three to four bandwidth-delay products
-    /// (33 000 packets at 1 Gbit/s and 100 ms) although the path holds one.
+    /// (33 000 packets at 1 Gbit/s and 100 ms) although the path holds one. Reserved
+    /// [`SendSlots`] count as unsent blocks.
     pub fn free_pkts(&self) -> usize {
-        let unsent = self.blocks.len() - self.sent;
+        let unsent = self.blocks.len() - self.sent + self.reserved;
         self.capacity_pkts
             .saturating_sub(unsent + self.sent.min(self.capacity_pkts / 2))
+    }
+
+    /// Bytes that [`write_stream`](Self::write_stream) can still append to the last block
+    /// (unsent and not full) before it needs a new one.
+    pub fn tail_room(&self) -> usize {
+        match self.blocks.back() {
+            Some(last) if self.has_unsent() => self.payload_size - last.data.len(),
+            _ => 0,
+        }
     }
 
     /// Blocks held (unsent and unacknowledged).
@@ -208,6 +264,110 @@ impl SendBuffer {
             });
         }
         Ok(())
+    }
+
+    /// Reserves slots for up to `max_bytes` of stream data, as many as the free space allows
+    /// (none when it is full). The bytes belong after everything queued before
+    /// [`commit_stream`](Self::commit_stream); a caller that wants them to continue the last
+    /// block first fills [`tail_room`](Self::tail_room) with `write_stream`.
+    pub fn reserve_stream(&mut self, max_bytes: usize) -> SendSlots {
+        let count = max_bytes.div_ceil(self.payload_size).min(self.free_pkts());
+        self.reserve(count)
+    }
+
+    /// Reserves slots for one message of `len` bytes, all or nothing, with the checks of
+    /// [`write_message`](Self::write_message).
+    pub fn reserve_message(&mut self, len: usize) -> Result<SendSlots, SendBufferError> {
+        if len == 0 {
+            return Err(SendBufferError::Empty);
+        }
+        let count = len.div_ceil(self.payload_size);
+        if count > self.capacity_pkts {
+            return Err(SendBufferError::MessageTooLarge { len });
+        }
+        if count > self.free_pkts() {
+            return Err(SendBufferError::Full);
+        }
+        Ok(self.reserve(count))
+    }
+
+    fn reserve(&mut self, count: usize) -> SendSlots {
+        let bufs = (0..count)
+            .map(|_| self.pool.take(self.payload_size))
+            .collect();
+        self.reserved += count;
+        SendSlots {
+            bufs,
+            payload_size: self.payload_size,
+        }
+    }
+
+    /// Gives slots back unused.
+    pub fn release(&mut self, slots: SendSlots) {
+        self.reserved = self.reserved.saturating_sub(slots.bufs.len());
+        for buf in slots.bufs {
+            self.pool.give(buf);
+        }
+    }
+
+    /// Queues the filled slots as stream data, as one `write_stream` call would; empty slots
+    /// are released. Returns the bytes queued. Slots of another payload size (another
+    /// buffer's) are released and queue nothing.
+    pub fn commit_stream(&mut self, now: Instant, slots: SendSlots) -> usize {
+        self.commit(now, slots, None, None)
+    }
+
+    /// Queues the filled slots as one message (see [`write_message`](Self::write_message));
+    /// empty slots are released. Returns the bytes queued.
+    pub fn commit_message(
+        &mut self,
+        now: Instant,
+        slots: SendSlots,
+        ttl_ms: Option<u32>,
+        in_order: bool,
+    ) -> usize {
+        self.commit(now, slots, Some(in_order), ttl_ms)
+    }
+
+    /// `in_order`: `None` for stream data (one solo message word for every block), else the
+    /// message's flag.
+    fn commit(
+        &mut self,
+        now: Instant,
+        mut slots: SendSlots,
+        in_order: Option<bool>,
+        ttl_ms: Option<u32>,
+    ) -> usize {
+        if slots.payload_size != self.payload_size {
+            self.release(slots);
+            return 0;
+        }
+        self.reserved = self.reserved.saturating_sub(slots.bufs.len());
+        let (full, empty): (Vec<_>, Vec<_>) = slots.bufs.drain(..).partition(|b| !b.is_empty());
+        for buf in empty {
+            self.pool.give(buf);
+        }
+        if full.is_empty() {
+            return 0;
+        }
+        let msg = self.next_msg();
+        let count = full.len();
+        let mut bytes = 0;
+        for (i, data) in full.into_iter().enumerate() {
+            bytes += data.len();
+            let message = match in_order {
+                None => MessageWord::new(Boundary::Solo, false, msg),
+                Some(in_order) => MessageWord::new(Boundary::for_position(i, count), in_order, msg),
+            };
+            self.blocks.push_back(Block {
+                data,
+                message,
+                queued_at: now,
+                ttl_ms,
+                dropped: false,
+            });
+        }
+        bytes
     }
 
     /// Discards messages whose TTL expired before any of their packets was sent; returns how
@@ -332,6 +492,82 @@ mod tests {
         let (s, blk) = b.send_next().unwrap();
         assert_eq!((s, blk.data.len()), (seq(100), 10));
         assert_eq!(b.last_sent_seq(), seq(100));
+    }
+
+    #[test]
+    fn reserved_slots_hold_their_room_until_committed_or_released() {
+        let mut b = SendBuffer::new(4, 10, seq(0));
+        let mut slots = b.reserve_stream(25);
+        assert_eq!((slots.len(), slots.capacity()), (3, 30));
+        assert_eq!(b.free_pkts(), 1);
+        // Another writer gets only the room left.
+        assert_eq!(b.write_stream(T0, &[9; 40]), 10);
+        assert_eq!(b.free_pkts(), 0);
+        assert!(b.reserve_stream(10).is_empty());
+        assert_eq!(slots.fill(&[1; 25]), 25);
+        assert_eq!(b.commit_stream(T0, slots), 25);
+        assert_eq!((b.len_pkts(), b.free_pkts()), (4, 0));
+        // The committed bytes follow what was queued before the commit, one block per slot.
+        let lens: Vec<_> = (0..4)
+            .map(|_| b.send_next().unwrap().1.data.len())
+            .collect();
+        assert_eq!(lens, [10, 10, 10, 5]);
+        assert_eq!(b.get(seq(0)).unwrap().data, vec![9; 10]);
+        assert_eq!(b.get(seq(3)).unwrap().data, vec![1; 5]);
+
+        let mut b = SendBuffer::new(4, 10, seq(0));
+        let slots = b.reserve_stream(100);
+        assert_eq!(slots.len(), 4);
+        b.release(slots);
+        assert_eq!((b.len_pkts(), b.free_pkts()), (0, 4));
+    }
+
+    #[test]
+    fn slots_left_empty_queue_nothing_and_the_tail_stays_appendable() {
+        let mut b = SendBuffer::new(4, 10, seq(0));
+        let mut slots = b.reserve_stream(30);
+        assert_eq!(slots.fill(&[1; 12]), 12);
+        assert_eq!(b.commit_stream(T0, slots), 12);
+        assert_eq!((b.len_pkts(), b.free_pkts(), b.tail_room()), (2, 2, 8));
+        assert_eq!(b.write_stream(T0, &[2; 8]), 8);
+        assert_eq!((b.len_pkts(), b.tail_room()), (2, 0));
+        // Slots of another buffer's payload size are refused whole.
+        let mut other = SendBuffer::new(4, 7, seq(0));
+        let mut foreign = other.reserve_stream(7);
+        foreign.fill(&[3; 7]);
+        assert_eq!(b.commit_stream(T0, foreign), 0);
+        assert_eq!(b.len_pkts(), 2);
+    }
+
+    #[test]
+    fn a_message_committed_from_slots_matches_write_message() {
+        let mut slotted = SendBuffer::new(8, 10, seq(0));
+        let mut direct = SendBuffer::new(8, 10, seq(0));
+        let data: Vec<u8> = (0..25).collect();
+        let mut slots = slotted.reserve_message(data.len()).unwrap();
+        assert_eq!(slots.fill(&data), 25);
+        assert_eq!(slotted.commit_message(T0, slots, Some(30), true), 25);
+        direct.write_message(T0, &data, Some(30), true).unwrap();
+        for _ in 0..3 {
+            let (s1, a) = slotted.send_next().unwrap();
+            let (a, am, at) = (a.data.clone(), a.message, a.ttl_ms);
+            let (s2, b) = direct.send_next().unwrap();
+            assert_eq!((s1, a, am, at), (s2, b.data.clone(), b.message, b.ttl_ms));
+        }
+        assert_eq!(
+            slotted.reserve_message(81).unwrap_err(),
+            SendBufferError::MessageTooLarge { len: 81 }
+        );
+        assert_eq!(
+            slotted.reserve_message(0).unwrap_err(),
+            SendBufferError::Empty
+        );
+        // Three sent blocks and five reserved fill it.
+        let _held = slotted.reserve_message(50).unwrap();
+        assert_eq!(
+            slotted.reserve_message(10).unwrap_err(),
+            SendBufferError::Full
+        );
     }
 
     #[test]

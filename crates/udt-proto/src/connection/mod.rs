@@ -30,7 +30,7 @@ use std::collections::VecDeque;
 pub(crate) use crypt::Opened;
 pub use event::{CloseReason, ConnectError, ConnectionState, Event};
 
-use crate::buffer::{MsgRead, RecvBuffer, SendBuffer, SendBufferError};
+use crate::buffer::{MsgRead, RecvBuffer, SendBuffer, SendBufferError, SendSlots};
 use crate::cc::{CcContext, CcControls, CcInputs, CongestionControl, CustomMessage};
 use crate::config::{payload_size, ConnectionConfig, SocketKind};
 use crate::error::Error;
@@ -483,6 +483,108 @@ impl Connection {
         Ok(n)
     }
 
+    /// First half of a stream send that copies outside the caller's lock: appends the front of
+    /// `data` to the last unsent block (a small copy, at most one packet) and reserves slots
+    /// for up to `max_bytes` more. Returns the bytes appended and the slots, which the caller
+    /// fills with the bytes that follow them and hands to
+    /// [`commit_stream`](Self::commit_stream). `WouldBlock` when neither took a byte. The
+    /// same checks as [`send`](Self::send).
+    pub fn reserve_stream(
+        &mut self,
+        now: Instant,
+        data: &[u8],
+        max_bytes: usize,
+    ) -> Result<(usize, SendSlots), Error> {
+        self.check_can_send(SocketKind::Stream)?;
+        if data.is_empty() {
+            return Ok((0, SendSlots::default()));
+        }
+        self.note_app_send(now);
+        let appended = self
+            .sndbuf
+            .write_stream(now, &data[..self.sndbuf.tail_room().min(data.len())]);
+        let rest = data.len() - appended;
+        let slots = self.sndbuf.reserve_stream(rest.min(max_bytes));
+        if appended == 0 && slots.is_empty() {
+            self.send_blocked = true;
+            return Err(Error::WouldBlock);
+        }
+        if slots.capacity() < rest.min(max_bytes) {
+            // The buffer, not the caller's cap, stopped us: signal when room appears.
+            self.send_blocked = true;
+        }
+        if appended > 0 {
+            self.stats.set_sender_busy(true, now);
+        }
+        Ok((appended, slots))
+    }
+
+    /// Second half of a stream send: queues the slots that
+    /// [`reserve_stream`](Self::reserve_stream) gave, filled; returns the bytes queued. If the
+    /// connection can no longer send, the slots are released and the error returned.
+    pub fn commit_stream(&mut self, now: Instant, slots: SendSlots) -> Result<usize, Error> {
+        if let Err(e) = self.check_can_send(SocketKind::Stream) {
+            self.sndbuf.release(slots);
+            return Err(e);
+        }
+        let n = self.sndbuf.commit_stream(now, slots);
+        if n > 0 {
+            self.stats.set_sender_busy(true, now);
+        }
+        Ok(n)
+    }
+
+    /// First half of a message send that copies outside the caller's lock: reserves slots for
+    /// a message of `len` bytes, all or nothing, with the checks of
+    /// [`send_msg`](Self::send_msg). The caller fills them with the message and hands them to
+    /// [`commit_message`](Self::commit_message).
+    pub fn reserve_message(&mut self, now: Instant, len: usize) -> Result<SendSlots, Error> {
+        self.check_can_send(SocketKind::Message)?;
+        self.note_app_send(now);
+        self.sndbuf
+            .reserve_message(len)
+            .map_err(|e| self.message_refused(e))
+    }
+
+    /// The error for a message the send buffer refused; a full buffer signals `Writable` once
+    /// room appears.
+    fn message_refused(&mut self, e: SendBufferError) -> Error {
+        match e {
+            SendBufferError::Full => {
+                self.send_blocked = true;
+                Error::WouldBlock
+            }
+            SendBufferError::MessageTooLarge { .. } => Error::MessageTooLarge,
+            SendBufferError::Empty => Error::InvalidArgument("empty message"),
+        }
+    }
+
+    /// Second half of a message send: queues the filled slots as one message. `ttl` and
+    /// `in_order` as in [`send_msg`](Self::send_msg), the TTL counted from `now`. If the
+    /// connection can no longer send, the slots are released and the error returned.
+    pub fn commit_message(
+        &mut self,
+        now: Instant,
+        slots: SendSlots,
+        ttl: Option<core::time::Duration>,
+        in_order: bool,
+    ) -> Result<(), Error> {
+        if let Err(e) = self.check_can_send(SocketKind::Message) {
+            self.sndbuf.release(slots);
+            return Err(e);
+        }
+        let ttl_ms = ttl_in_ms(ttl);
+        if self.sndbuf.commit_message(now, slots, ttl_ms, in_order) > 0 {
+            self.stats.set_sender_busy(true, now);
+        }
+        Ok(())
+    }
+
+    /// Releases slots that will not be committed (the caller gave up between the halves).
+    pub fn release_slots(&mut self, slots: SendSlots) {
+        self.sndbuf.release(slots);
+    }
+
     /// Queues one message. `ttl`: give up on it if not delivered within this time (counted
     /// from now; `None` = reliable); `in_order`: the receiver must deliver it in sequence.
     pub fn send_msg(
@@ -494,18 +596,13 @@ impl Connection {
     ) -> Result<(), Error> {
         self.check_can_send(SocketKind::Message)?;
         self.note_app_send(now);
-        let ttl_ms = ttl.map(|d| u32::try_from(d.as_millis()).unwrap_or(u32::MAX));
+        let ttl_ms = ttl_in_ms(ttl);
         match self.sndbuf.write_message(now, data, ttl_ms, in_order) {
             Ok(()) => {
                 self.stats.set_sender_busy(true, now);
                 Ok(())
             }
-            Err(SendBufferError::Full) => {
-                self.send_blocked = true;
-                Err(Error::WouldBlock)
-            }
-            Err(SendBufferError::MessageTooLarge { .. }) => Err(Error::MessageTooLarge),
-            Err(SendBufferError::Empty) => Err(Error::InvalidArgument("empty message")),
+            Err(e) => Err(self.message_refused(e)),
         }
     }
 
@@ -1071,4 +1168,9 @@ impl Connection {
         let held = self.rcvbuf.slots_before(self.rcv_last_ack);
         (self.rcvbuf.capacity_pkts().saturating_sub(held + 1)) as u32
     }
+}
+
+/// A message's time to live in whole milliseconds, saturating (`None`: until delivered).
+fn ttl_in_ms(ttl: Option<core::time::Duration>) -> Option<u32> {
+    ttl.map(|d| u32::try_from(d.as_millis()).unwrap_or(u32::MAX))
 }
