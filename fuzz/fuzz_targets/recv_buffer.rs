@@ -76,6 +76,28 @@ fn stream(input: &mut Input<'_>, cap: usize, isn: SeqNo) {
         }
         assert_eq!(&out[..n], &expect[..], "stream bytes differ from the model");
     };
+    // The same through `take_stream`: whole packets whose unread bytes fit in `out`.
+    let take = |buf: &mut RecvBuffer,
+                held: &mut BTreeMap<u64, Vec<u8>>,
+                start: &mut u64,
+                offset: &mut usize,
+                out: &mut [u8]| {
+        let taken = buf.take_stream(out.len());
+        let n = taken.copy_to(out);
+        assert_eq!(n, taken.len(), "taken bytes not all copied");
+        buf.give_back(taken);
+        let mut expect = Vec::new();
+        while let Some(p) = held.get(start) {
+            if expect.len() + p.len() - *offset > out.len() {
+                break;
+            }
+            expect.extend_from_slice(&p[*offset..]);
+            held.remove(start);
+            *start += 1;
+            *offset = 0;
+        }
+        assert_eq!(&out[..n], &expect[..], "taken bytes differ from the model");
+    };
     let mut ops = 0;
     while !input.is_empty() && ops < MAX_OPS {
         ops += 1;
@@ -106,7 +128,11 @@ fn stream(input: &mut Input<'_>, cap: usize, isn: SeqNo) {
             assert_eq!(buf.insert(seq, solo(), &payload), expect, "insert at {rel}");
         } else {
             let n = usize::from(op & 0x7F) * 2;
-            read(&mut buf, &mut held, &mut start, &mut offset, &mut out[..n]);
+            if input.u8() & 1 == 0 {
+                read(&mut buf, &mut held, &mut start, &mut offset, &mut out[..n]);
+            } else {
+                take(&mut buf, &mut held, &mut start, &mut offset, &mut out[..n]);
+            }
         }
         assert_eq!(buf.start_seq(), isn.add(start as u32));
         let mut end = start;

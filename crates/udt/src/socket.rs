@@ -17,6 +17,7 @@ use udt_proto::{
 
 use crate::error::{Error, Result};
 
+mod bulk_recv;
 mod bulk_send;
 use crate::mux::{Mux, State};
 #[cfg(feature = "tokio")]
@@ -1202,7 +1203,12 @@ impl Socket {
     /// Reads received bytes; `Ok(0)` once the peer has closed and everything was read.
     pub fn recv(&self, buf: &mut [u8]) -> Result<usize> {
         self.expect_kind(SocketKind::Stream)?;
-        match self.receiving(|c, _| c.recv(buf)) {
+        let read = if buf.len() >= bulk_recv::OUTSIDE_LOCK_MIN_BYTES {
+            self.recv_stream_outside_lock(buf, true)
+        } else {
+            self.receiving(|c, _| c.recv(buf))
+        };
+        match read {
             Err(Error::ConnectionLost) if self.closed_by_peer() => Ok(0),
             other => other,
         }
@@ -1243,7 +1249,12 @@ impl Socket {
     /// readable; `Ok(0)` at the end of the stream.
     pub fn try_recv(&self, buf: &mut [u8]) -> Result<usize> {
         self.expect_kind(SocketKind::Stream)?;
-        match self.attempt(|c, _| c.recv(buf)) {
+        let read = if buf.len() >= bulk_recv::OUTSIDE_LOCK_MIN_BYTES {
+            self.recv_stream_outside_lock(buf, false)
+        } else {
+            self.attempt(|c, _| c.recv(buf))
+        };
+        match read {
             Err(Error::ConnectionLost) if self.closed_by_peer() => Ok(0),
             other => other,
         }

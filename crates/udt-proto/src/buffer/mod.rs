@@ -4,5 +4,5 @@ pub mod pool;
 pub mod recv;
 pub mod send;
 
-pub use recv::{MsgRead, RecvBuffer};
+pub use recv::{MsgRead, RecvBuffer, TakenStream};
 pub use send::{SendBuffer, SendBufferError, SendSlots};

@@ -52,6 +52,43 @@ pub struct MsgRead {
     pub partial: bool,
 }
 
+/// Stream bytes moved out of a [`RecvBuffer`] by [`RecvBuffer::take_stream`]: whole packets'
+/// payload buffers, in order, the first possibly read in part already.
+#[derive(Debug, Default)]
+pub struct TakenStream {
+    bufs: Vec<Vec<u8>>,
+    /// Bytes of the first buffer read before it was taken.
+    first_offset: usize,
+    /// Unread bytes held, in all.
+    len: usize,
+}
+
+impl TakenStream {
+    /// Unread bytes held.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when nothing was taken.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Copies the bytes, in stream order, to the front of `out`; returns how many (all of them
+    /// if `out` holds [`len`](Self::len) bytes, else as many as fit).
+    pub fn copy_to(&self, out: &mut [u8]) -> usize {
+        let mut copied = 0;
+        for (i, buf) in self.bufs.iter().enumerate() {
+            let from = if i == 0 { self.first_offset } else { 0 };
+            let part = &buf[from.min(buf.len())..];
+            let n = part.len().min(out.len() - copied);
+            out[copied..copied + n].copy_from_slice(&part[..n]);
+            copied += n;
+        }
+        copied
+    }
+}
+
 /// The receiver's buffer.
 #[derive(Debug)]
 pub struct RecvBuffer {
@@ -268,20 +305,75 @@ impl RecvBuffer {
 
     /// Removes the front slot; true if it held unread data.
     fn pop_front(&mut self) -> bool {
-        let had_data = if let Some(Slot::Data { buf, message }) = self.slots.pop_front() {
-            self.uncount_unordered(message);
-            // Spares plus slots in use stay within the capacity.
-            let limit = self.capacity_pkts.saturating_sub(self.slots.len());
-            self.pool.give_up_to(buf, limit);
-            true
-        } else {
-            false
+        match self.advance_front() {
+            Some(buf) => {
+                self.recycle(buf);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Removes the front slot of the prefix; returns its payload buffer if it held data.
+    fn advance_front(&mut self) -> Option<Vec<u8>> {
+        let buf = match self.slots.pop_front() {
+            Some(Slot::Data { buf, message }) => {
+                self.uncount_unordered(message);
+                Some(buf)
+            }
+            _ => None,
         };
         self.start_seq = self.start_seq.next();
         self.prefix -= 1;
         self.read_offset = 0;
         self.head_scanned = 0;
-        had_data
+        buf
+    }
+
+    fn recycle(&mut self, buf: Vec<u8>) {
+        // Spares plus slots in use stay within the capacity.
+        let limit = self.capacity_pkts.saturating_sub(self.slots.len());
+        self.pool.give_up_to(buf, limit);
+    }
+
+    /// Moves stream bytes out without copying them: the payload buffers of the packets at the
+    /// front of the readable prefix, whole, while their unread bytes total at most
+    /// `max_bytes`. Their slots are freed at once (the flow window reopens); the caller copies
+    /// the bytes where it likes, without the lock that guards this buffer, and hands the
+    /// buffers back with [`give_back`](Self::give_back). Empty when nothing is readable or
+    /// the first packet's unread bytes alone exceed `max_bytes` (then use
+    /// [`read_stream`](Self::read_stream)).
+    pub fn take_stream(&mut self, max_bytes: usize) -> TakenStream {
+        let mut taken = TakenStream::default();
+        let mut bytes = 0;
+        while self.prefix > 0 {
+            let unread = match &self.slots[0] {
+                Slot::Data { buf, .. } => buf.len().saturating_sub(self.read_offset),
+                _ => {
+                    self.pop_front();
+                    continue;
+                }
+            };
+            if bytes + unread > max_bytes {
+                break;
+            }
+            if taken.bufs.is_empty() {
+                taken.first_offset = self.read_offset;
+            }
+            if let Some(buf) = self.advance_front() {
+                taken.bufs.push(buf);
+                bytes += unread;
+            }
+        }
+        taken.len = bytes;
+        taken
+    }
+
+    /// Returns the buffers of a [`take_stream`](Self::take_stream) for reuse.
+    pub fn give_back(&mut self, taken: TakenStream) {
+        for buf in taken.bufs {
+            self.recycle(buf);
+        }
     }
 
     /// Frees the spare payload buffers that went unused since the previous call (see
@@ -505,6 +597,34 @@ mod tests {
         assert_eq!(r.read_stream(&mut rest), 2);
         assert_eq!(&rest[..2], b"hi");
         assert_eq!(r.start_seq(), seq(13));
+    }
+
+    #[test]
+    fn taking_moves_whole_packets_that_fit_and_frees_their_slots() {
+        let mut r = RecvBuffer::new(8, seq(0));
+        for (i, p) in [&b"abcd"[..], b"efgh", b"ij", b"klmn"].iter().enumerate() {
+            r.insert(seq(i as u32), solo(1), p);
+        }
+        let mut out = [0u8; 3];
+        assert_eq!(r.read_stream(&mut out), 3);
+        // "d" is left of the first packet; "efgh" fits in 6 with it, "ij" does not.
+        let t = r.take_stream(6);
+        assert_eq!((t.len(), r.start_seq()), (5, seq(2)));
+        let mut out = [0u8; 8];
+        assert_eq!(t.copy_to(&mut out), 5);
+        assert_eq!(&out[..5], b"defgh");
+        r.give_back(t);
+        // Nothing whole fits in 1 byte: nothing is taken and the reader copies instead.
+        assert!(r.take_stream(1).is_empty());
+        assert_eq!(r.start_seq(), seq(2));
+        let t = r.take_stream(100);
+        assert_eq!(t.copy_to(&mut out), 6);
+        assert_eq!(&out[..6], b"ijklmn");
+        assert!(!r.stream_readable());
+        // A short destination gets what fits.
+        let mut short = [0u8; 4];
+        assert_eq!(t.copy_to(&mut short), 4);
+        assert_eq!(&short, b"ijkl");
     }
 
     #[test]

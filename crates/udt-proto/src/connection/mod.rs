@@ -30,7 +30,7 @@ use std::collections::VecDeque;
 pub(crate) use crypt::Opened;
 pub use event::{CloseReason, ConnectError, ConnectionState, Event};
 
-use crate::buffer::{MsgRead, RecvBuffer, SendBuffer, SendBufferError, SendSlots};
+use crate::buffer::{MsgRead, RecvBuffer, SendBuffer, SendBufferError, SendSlots, TakenStream};
 use crate::cc::{CcContext, CcControls, CcInputs, CongestionControl, CustomMessage};
 use crate::config::{payload_size, ConnectionConfig, SocketKind};
 use crate::error::Error;
@@ -679,6 +679,32 @@ impl Connection {
             return Err(self.recv_state_error());
         }
         Ok(n)
+    }
+
+    /// Stream bytes for a reader that copies outside the caller's lock: moves out the payload
+    /// buffers of whole packets, up to `max_bytes` of unread data (see
+    /// [`RecvBuffer::take_stream`]); hand them back with [`give_back`](Self::give_back). Empty
+    /// when the first packet's unread bytes exceed `max_bytes` (read those with
+    /// [`recv`](Self::recv)); `WouldBlock` or the connection's end as for `recv` when nothing
+    /// is readable.
+    pub fn take_stream(&mut self, max_bytes: usize) -> Result<TakenStream, Error> {
+        if self.config.kind != SocketKind::Stream {
+            return Err(Error::WrongSocketKind);
+        }
+        if max_bytes == 0 {
+            return Ok(TakenStream::default());
+        }
+        if !self.rcvbuf.stream_readable() {
+            return Err(self.recv_state_error());
+        }
+        let taken = self.rcvbuf.take_stream(max_bytes);
+        self.readable_signalled = self.rcvbuf.stream_readable();
+        Ok(taken)
+    }
+
+    /// Returns the buffers of a [`take_stream`](Self::take_stream) for reuse.
+    pub fn give_back(&mut self, taken: TakenStream) {
+        self.rcvbuf.give_back(taken);
     }
 
     /// Reads one message into `buf` (truncated if `buf` is too small; the rest is discarded).
