@@ -766,13 +766,11 @@ impl BsdSocket {
                 let v = as_int(&value).ok_or(wrong)?;
                 let mss = i64::from(inner.builder.connection_config().mss);
                 let v = v.clamp(mss, i64::from(i32::MAX)) as usize;
-                let (r, s) = inner.builder.udp_buffer_sizes();
-                let (r, s) = if opt == SockOpt::UdpRcvBuf {
-                    (v, s)
+                if opt == SockOpt::UdpRcvBuf {
+                    inner.update(|b| b.udp_recv_buffer(v));
                 } else {
-                    (r, v)
-                };
-                inner.update(|b| b.udp_buffers(r, s));
+                    inner.update(|b| b.udp_send_buffer(v));
+                }
             }
             SockOpt::MaxMsg | SockOpt::MsgTtl => {
                 return Err(Error::InvalidOperation(

@@ -51,7 +51,8 @@ pub use file::{FILE_BLOCK_SIZE, PIPELINE_BLOCKS};
 pub use poll::{PollEvent, Poller, Source};
 pub use readiness::Readiness;
 pub use socket::{
-    Bound, Builder, Listener, Socket, DEFAULT_UDP_RECV_BUFFER, DEFAULT_UDP_SEND_BUFFER,
+    default_udp_recv_buffer, Bound, Builder, Listener, Socket, DEFAULT_UDP_RECV_BUFFER,
+    DEFAULT_UDP_SEND_BUFFER, MAX_DEFAULT_UDP_RECV_BUFFER,
 };
 pub use sockopt::{OptType, OptValue, SockOpt};
 pub use udp::{BufferSizes, IoStats};

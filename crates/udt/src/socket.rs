@@ -29,9 +29,25 @@ use crate::udp::{BufferSizes, IoStats};
 /// datagrams.
 const CLOSE_FLUSH_LIMIT: Duration = Duration::from_millis(500);
 
-/// Default kernel receive buffer of the UDP socket, bytes: room for about 100 ms of packets
-/// at 1 Gb/s while the I/O thread is busy (4.11 asks for 12 MB).
+/// Default kernel receive buffer of the UDP socket with the default MSS, bytes: room for
+/// about 100 ms of packets at 1 Gb/s while the I/O thread is busy (4.11 asks for 12 MB).
+/// Larger MSSs get more, see [`default_udp_recv_buffer`].
 pub const DEFAULT_UDP_RECV_BUFFER: usize = 16 << 20;
+
+/// Largest default kernel receive buffer of the UDP socket, bytes (see
+/// [`default_udp_recv_buffer`]).
+pub const MAX_DEFAULT_UDP_RECV_BUFFER: usize = 64 << 20;
+
+/// The default kernel receive buffer of the UDP socket for `mss`, bytes:
+/// [`DEFAULT_UDP_RECV_BUFFER`] for 1500 bytes and less, growing in proportion above that, up
+/// to [`MAX_DEFAULT_UDP_RECV_BUFFER`]. Larger packets cost the receiver less per byte, so
+/// flows run faster and the same pause of the I/O thread leaves more bytes waiting: with
+/// 9000-byte packets on loopback (12-17 Gb/s), 16 MB held 8-10 ms and overflowed, 250-5 000
+/// times per 2 GB (`docs/benchmarks.md`).
+pub fn default_udp_recv_buffer(mss: u32) -> usize {
+    let scaled = DEFAULT_UDP_RECV_BUFFER as u64 * u64::from(mss) / 1500;
+    (scaled as usize).clamp(DEFAULT_UDP_RECV_BUFFER, MAX_DEFAULT_UDP_RECV_BUFFER)
+}
 /// Default kernel send buffer of the UDP socket, bytes.
 pub const DEFAULT_UDP_SEND_BUFFER: usize = 4 << 20;
 
@@ -43,7 +59,8 @@ pub const DEFAULT_UDP_SEND_BUFFER: usize = 4 << 20;
 #[derive(Clone, Debug)]
 pub struct Builder {
     conn: ConnectionConfig,
-    udp_recv_buffer: usize,
+    /// `None`: [`default_udp_recv_buffer`] of the MSS.
+    udp_recv_buffer: Option<usize>,
     udp_send_buffer: usize,
     read_timeout: Option<Duration>,
     write_timeout: Option<Duration>,
@@ -57,7 +74,7 @@ impl Default for Builder {
     fn default() -> Self {
         Builder {
             conn: ConnectionConfig::default(),
-            udp_recv_buffer: DEFAULT_UDP_RECV_BUFFER,
+            udp_recv_buffer: None,
             udp_send_buffer: DEFAULT_UDP_SEND_BUFFER,
             read_timeout: None,
             write_timeout: None,
@@ -130,9 +147,21 @@ impl Builder {
     }
 
     /// Kernel buffers of the UDP socket, bytes (`UDP_RCVBUF`, `UDP_SNDBUF`).
-    pub fn udp_buffers(mut self, recv: usize, send: usize) -> Self {
-        self.udp_recv_buffer = recv;
-        self.udp_send_buffer = send;
+    pub fn udp_buffers(self, recv: usize, send: usize) -> Self {
+        self.udp_recv_buffer(recv).udp_send_buffer(send)
+    }
+
+    /// Kernel receive buffer of the UDP socket, bytes (`UDP_RCVBUF`; default
+    /// [`default_udp_recv_buffer`] of the MSS).
+    pub fn udp_recv_buffer(mut self, bytes: usize) -> Self {
+        self.udp_recv_buffer = Some(bytes);
+        self
+    }
+
+    /// Kernel send buffer of the UDP socket, bytes (`UDP_SNDBUF`; default
+    /// [`DEFAULT_UDP_SEND_BUFFER`]).
+    pub fn udp_send_buffer(mut self, bytes: usize) -> Self {
+        self.udp_send_buffer = bytes;
         self
     }
 
@@ -239,7 +268,10 @@ impl Builder {
 
     /// Requested kernel UDP buffers, bytes: (receive, send).
     pub fn udp_buffer_sizes(&self) -> (usize, usize) {
-        (self.udp_recv_buffer, self.udp_send_buffer)
+        let recv = self
+            .udp_recv_buffer
+            .unwrap_or_else(|| default_udp_recv_buffer(self.conn.mss));
+        (recv, self.udp_send_buffer)
     }
 
     /// Whether reuse address is on.
@@ -251,12 +283,13 @@ impl Builder {
     pub fn validate(&self) -> Result<()> {
         self.conn.validate().map_err(Error::InvalidOption)?;
         let mss = self.conn.mss as usize;
-        if self.udp_recv_buffer < mss || self.udp_send_buffer < mss {
+        let (udp_recv, udp_send) = self.udp_buffer_sizes();
+        if udp_recv < mss || udp_send < mss {
             return Err(Error::InvalidOption(
                 "UDP buffers must hold at least one MSS",
             ));
         }
-        if self.udp_recv_buffer > i32::MAX as usize || self.udp_send_buffer > i32::MAX as usize {
+        if udp_recv > i32::MAX as usize || udp_send > i32::MAX as usize {
             return Err(Error::InvalidOption("UDP buffers must be below 2 GiB"));
         }
         if self.read_timeout == Some(Duration::ZERO) || self.write_timeout == Some(Duration::ZERO) {
@@ -272,12 +305,8 @@ impl Builder {
 
     fn open(&self, local: SocketAddr) -> Result<Arc<Mux>> {
         self.validate()?;
-        Mux::open(
-            local,
-            self.reuse_addr,
-            self.udp_recv_buffer,
-            self.udp_send_buffer,
-        )
+        let (udp_recv, udp_send) = self.udp_buffer_sizes();
+        Mux::open(local, self.reuse_addr, udp_recv, udp_send)
     }
 
     /// Opens the UDP port `addr` for UDT (UDT4's `bind`), with this builder's UDP buffers and
@@ -295,12 +324,8 @@ impl Builder {
     /// is closed when its last UDT socket is.
     pub fn bind_udp(&self, udp: UdpSocket) -> Result<Bound> {
         self.validate()?;
-        let mux = Mux::adopt(
-            udp,
-            self.reuse_addr,
-            self.udp_recv_buffer,
-            self.udp_send_buffer,
-        )?;
+        let (udp_recv, udp_send) = self.udp_buffer_sizes();
+        let mux = Mux::adopt(udp, self.reuse_addr, udp_recv, udp_send)?;
         Ok(Bound::new(mux))
     }
 

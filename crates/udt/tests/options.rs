@@ -358,3 +358,27 @@ fn a_port_can_be_listened_on_again_once_its_listener_is_dropped() {
         drop(c);
     }
 }
+
+/// The default UDP receive buffer grows with the MSS (faster flows of larger packets), up to
+/// a cap; an explicit size, set before or after the MSS, always wins.
+#[test]
+fn the_default_udp_receive_buffer_follows_the_mss() {
+    use udt::{default_udp_recv_buffer, DEFAULT_UDP_RECV_BUFFER, MAX_DEFAULT_UDP_RECV_BUFFER};
+    assert_eq!(default_udp_recv_buffer(576), DEFAULT_UDP_RECV_BUFFER);
+    assert_eq!(default_udp_recv_buffer(1500), DEFAULT_UDP_RECV_BUFFER);
+    assert_eq!(default_udp_recv_buffer(3000), 2 * DEFAULT_UDP_RECV_BUFFER);
+    assert_eq!(default_udp_recv_buffer(9000), MAX_DEFAULT_UDP_RECV_BUFFER);
+    assert_eq!(default_udp_recv_buffer(65_535), MAX_DEFAULT_UDP_RECV_BUFFER);
+    let jumbo = Builder::new().mss(9000);
+    assert_eq!(jumbo.udp_buffer_sizes().0, MAX_DEFAULT_UDP_RECV_BUFFER);
+    let set_first = Builder::new().udp_recv_buffer(1 << 20).mss(9000);
+    assert_eq!(
+        set_first.udp_buffer_sizes(),
+        (1 << 20, udt::DEFAULT_UDP_SEND_BUFFER)
+    );
+    let set_after = Builder::new().mss(9000).udp_send_buffer(1 << 19);
+    assert_eq!(
+        set_after.udp_buffer_sizes(),
+        (MAX_DEFAULT_UDP_RECV_BUFFER, 1 << 19)
+    );
+}
