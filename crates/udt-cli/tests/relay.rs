@@ -522,3 +522,59 @@ fn measure_delay_faithfulness() {
         10_000.0,
     );
 }
+
+/// A GSO buffer (one `send` cut into datagrams by the kernel, as `udt perf` sends) reaches the
+/// far side as its datagrams, each whole and in order, and the relay counts each one.
+#[test]
+fn gso_buffers_are_forwarded_as_their_datagrams() {
+    use std::os::fd::AsRawFd;
+    const SOL_UDP: libc::c_int = 17;
+    const UDP_SEGMENT: libc::c_int = 103;
+    let server = udp();
+    let relay = Relay::start(server.local_addr().unwrap(), &[]);
+    let client = udp();
+    let seg: libc::c_int = 1000;
+    // SAFETY: setsockopt with a pointer to a live c_int and its exact size.
+    let rc = unsafe {
+        libc::setsockopt(
+            client.as_raw_fd(),
+            SOL_UDP,
+            UDP_SEGMENT,
+            (&seg as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if rc != 0 {
+        eprintln!("skipped: this kernel has no UDP GSO");
+        return;
+    }
+    let sizes = [1000, 1000, 1000, 1000, 1000, 300];
+    let mut rounds = 0;
+    let mut buf = vec![0u8; 65_536];
+    for round in 0..20 {
+        let whole: Vec<u8> = sizes
+            .iter()
+            .enumerate()
+            .flat_map(|(k, &len)| payload(round * 10 + k, len))
+            .collect();
+        if let Err(e) = client.send_to(&whole, relay.addr) {
+            eprintln!("skipped: the kernel refused a GSO send ({e})");
+            return;
+        }
+        for (k, &len) in sizes.iter().enumerate() {
+            let n = server.recv(&mut buf).expect("a datagram through the relay");
+            assert_eq!(n, len, "round {round}, datagram {k}");
+            assert_eq!(
+                buf[..n],
+                payload(round * 10 + k, len)[..],
+                "round {round}, datagram {k}"
+            );
+        }
+        rounds += 1;
+    }
+    let sent = (rounds * sizes.len()) as u64;
+    relay.wait_for("every datagram", |r| count(r, "fwd", "received") >= sent);
+    let last = relay.stop();
+    assert_eq!(count(&last, "fwd", "received"), sent);
+    assert_eq!(count(&last, "fwd", "forwarded"), sent, "{last}");
+}
