@@ -17,8 +17,8 @@ use udt_proto::{
 
 use crate::error::{Error, Result};
 
-mod bulk_recv;
-mod bulk_send;
+pub(crate) mod bulk_recv;
+pub(crate) mod bulk_send;
 use crate::mux::{Mux, State};
 #[cfg(feature = "tokio")]
 use crate::readiness::Watcher;

@@ -18,44 +18,55 @@ use crate::error::Result;
 
 /// Reads into smaller buffers copy under the lock as before: moving the buffers out and back
 /// costs two lock round trips, which pays only when the copy takes longer.
-pub(super) const OUTSIDE_LOCK_MIN_BYTES: usize = 64 * 1024;
+pub(crate) const OUTSIDE_LOCK_MIN_BYTES: usize = 64 * 1024;
 
 /// What the locked half of a read did.
-enum Locked {
+pub(crate) enum LockedRead {
     /// Copied under the lock: the first packet's unread bytes alone exceed the caller's buffer.
     Copied(usize),
     /// Moved out whole packets, to be copied with the lock released.
     Taken(TakenStream),
 }
 
+/// The locked half of a read into `out`: whole packets that fit are moved out, else the
+/// bytes are copied at once.
+pub(crate) fn locked_read(
+    c: &mut Connection,
+    out: &mut [u8],
+) -> std::result::Result<LockedRead, udt_proto::Error> {
+    let taken = c.take_stream(out.len())?;
+    if taken.is_empty() {
+        c.recv(out).map(LockedRead::Copied)
+    } else {
+        Ok(LockedRead::Taken(taken))
+    }
+}
+
 impl Socket {
     /// Reads stream bytes into `out`, copying outside the lock; as [`Socket::recv`] when `wait`,
     /// else as [`Socket::try_recv`], but ending errors are passed on unmapped.
     pub(super) fn recv_stream_outside_lock(&self, out: &mut [u8], wait: bool) -> Result<usize> {
-        let cap = out.len();
-        let op = |c: &mut Connection, _| {
-            let taken = c.take_stream(cap)?;
-            if taken.is_empty() {
-                c.recv(out).map(Locked::Copied)
-            } else {
-                Ok(Locked::Taken(taken))
-            }
-        };
         let locked = if wait {
-            self.receiving(op)?
+            self.receiving(|c, _| locked_read(c, out))?
         } else {
-            self.attempt(op)?
+            self.attempt(|c, _| locked_read(c, out))?
         };
+        Ok(self.finish_read(locked, out))
+    }
+
+    /// The unlocked half of a read: copies what was taken into `out` and hands the buffers
+    /// back. Returns the bytes now in `out`.
+    pub(crate) fn finish_read(&self, locked: LockedRead, out: &mut [u8]) -> usize {
         match locked {
-            Locked::Copied(n) => Ok(n),
-            Locked::Taken(taken) => {
+            LockedRead::Copied(n) => n,
+            LockedRead::Taken(taken) => {
                 let n = taken.copy_to(out);
                 // If the connection or the socket is gone by now, the buffers go with it.
                 let _ = self.mux.once(self.id, &self.closed, |c, _| {
                     c.give_back(taken);
                     Ok(())
                 });
-                Ok(n)
+                n
             }
         }
     }

@@ -22,11 +22,11 @@ use crate::error::Result;
 
 /// Sends of fewer bytes copy under the lock as before: a reservation and a commit cost two
 /// lock round trips, which pays only when the copy takes longer than they do.
-pub(super) const OUTSIDE_LOCK_MIN_BYTES: usize = 64 * 1024;
+pub(crate) const OUTSIDE_LOCK_MIN_BYTES: usize = 64 * 1024;
 
 /// Bytes reserved, copied and committed per round, so that the I/O thread can start on the
 /// first megabyte of a large write while the next is copied.
-const ROUND_BYTES: usize = 1 << 20;
+pub(crate) const ROUND_BYTES: usize = 1 << 20;
 
 impl Socket {
     /// Queues stream bytes, copying outside the lock; returns how many were taken. `wait`:
@@ -51,7 +51,7 @@ impl Socket {
             taken += appended;
             let wanted = rest.len() - appended;
             let filled = slots.fill(&rest[appended..]);
-            match self.commit(slots, |c, now, s| c.commit_stream(now, s)) {
+            match self.commit_stream_slots(slots) {
                 Ok(n) => taken += n,
                 Err(e) if taken == 0 => return Err(e),
                 Err(_) => break,
@@ -82,6 +82,12 @@ impl Socket {
         };
         slots.fill(data);
         self.commit(slots, |c, now, s| c.commit_message(now, s, ttl, in_order))
+    }
+
+    /// Queues filled stream slots (the second half of a send that copies outside the lock);
+    /// returns the bytes queued.
+    pub(crate) fn commit_stream_slots(&self, slots: SendSlots) -> Result<usize> {
+        self.commit(slots, |c, now, s| c.commit_stream(now, s))
     }
 
     /// Runs `op` once under the lock with `slots`, never waiting. Slots whose connection is

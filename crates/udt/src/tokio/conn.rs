@@ -15,7 +15,7 @@ use udt_proto::{ConnectionState, SocketKind};
 use super::watcher::{TaskWatcher, Wait};
 use crate::error::{Error, Result};
 use crate::readiness::Watcher;
-use crate::socket::{Builder, Socket};
+use crate::socket::{bulk_recv, bulk_send, Builder, Socket};
 
 /// A connection driven by async tasks.
 pub(crate) struct Conn {
@@ -101,7 +101,17 @@ impl Conn {
         if buf.is_empty() {
             return Poll::Ready(Ok(0));
         }
-        match self.poll_op(cx, Wait::Read, |c, _| c.recv(buf)) {
+        let read = if buf.len() >= bulk_recv::OUTSIDE_LOCK_MIN_BYTES {
+            // Large reads copy with the lock released (see `socket/bulk_recv.rs`).
+            match self.poll_op(cx, Wait::Read, |c, _| bulk_recv::locked_read(c, buf)) {
+                Poll::Ready(Ok(locked)) => Poll::Ready(Ok(self.socket.finish_read(locked, buf))),
+                Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
+                Poll::Pending => Poll::Pending,
+            }
+        } else {
+            self.poll_op(cx, Wait::Read, |c, _| c.recv(buf))
+        };
+        match read {
             Poll::Pending if self.shut.load(Ordering::Acquire) => Poll::Ready(Ok(0)),
             Poll::Ready(Err(Error::ConnectionLost))
                 if self.shut.load(Ordering::Acquire) || self.socket.closed_by_peer() =>
@@ -139,8 +149,26 @@ impl Conn {
         if buf.is_empty() {
             return Poll::Ready(Ok(0));
         }
-        self.poll_op(cx, Wait::Write, |c, now| c.send(now, buf))
-            .map_err(Socket::send_side)
+        if buf.len() < bulk_send::OUTSIDE_LOCK_MIN_BYTES {
+            return self
+                .poll_op(cx, Wait::Write, |c, now| c.send(now, buf))
+                .map_err(Socket::send_side);
+        }
+        // Large writes copy with the lock released, one round per call (see
+        // `socket/bulk_send.rs`).
+        let reserve =
+            |c: &mut udt_proto::Connection, now| c.reserve_stream(now, buf, bulk_send::ROUND_BYTES);
+        let (appended, mut slots) = match self.poll_op(cx, Wait::Write, reserve) {
+            Poll::Ready(Ok(r)) => r,
+            Poll::Ready(Err(e)) => return Poll::Ready(Err(Socket::send_side(e))),
+            Poll::Pending => return Poll::Pending,
+        };
+        slots.fill(&buf[appended..]);
+        Poll::Ready(match self.socket.commit_stream_slots(slots) {
+            Ok(n) => Ok(appended + n),
+            Err(_) if appended > 0 => Ok(appended),
+            Err(e) => Err(e),
+        })
     }
 
     /// Queues one message once the whole of it fits in the send buffer.
