@@ -90,7 +90,8 @@
 //! 8. **A flow alone drains the queue it builds.** A flow that delivers at least 0.9 of a
 //!    credible capacity holds the link nearly alone. While a queue stands it sends a little
 //!    under its delivery rate, the best of the last two RTTs: by the queue's depth per
-//!    second, at least 0.5 % and at most 3 % (`UdtCc::alone_drain_bound_pps`). The
+//!    second, at least 0.5 % plus 3 % per (1 s + 2 RTT) the queue has stood, and at most
+//!    3 % (`UdtCc::alone_drain_bound_pps`). The
 //!    capacity a coalescing receiver reports can read a few per cent high, and the increase
 //!    follows it over the link; the queue then grew to an overflow or an early decrease,
 //!    which takes an eighth. A queue that stands longer than the drain takes (1 s + 2 RTT)
@@ -1155,10 +1156,13 @@ impl UdtCc {
     }
 
     /// The rate bound of a flow alone at its bottleneck while a queue stands, packets/s: just
-    /// under what the path delivers, by [`ALONE_DRAIN_PER_US`] of the queue per µs of it (at
-    /// most [`EXCESS_DECREASE`]), so that the queue the flow builds drains instead of growing
-    /// to its next decrease. `None` unless the flow delivers at least
-    /// [`OWN_QUEUE_RATE_FRACTION`] of the capacity `c` (packets/s) and a queue stands.
+    /// under what the path delivers, by [`ALONE_DRAIN_PER_US`] of the queue per µs of it, at
+    /// least [`ALONE_DRAIN_MIN`] plus [`EXCESS_DECREASE`] per [`UdtCc::alone_drain_max_us`]
+    /// the queue has stood, and at most [`EXCESS_DECREASE`], so that the queue the flow
+    /// builds drains instead of growing to its next decrease. `None` unless the flow delivers
+    /// at least [`OWN_QUEUE_RATE_FRACTION`] of the capacity `c` (packets/s) and a queue has
+    /// stood for no longer than [`UdtCc::alone_drain_max_us`], and not while the flow doubts
+    /// that it is alone (see [`AloneDrain`]).
     ///
     /// The delivery rate is the best of the last two RTTs: single samples dip by a few per
     /// cent on real hosts (ACK timing), and a bound that followed them cut the rate 4 % under
@@ -1172,8 +1176,8 @@ impl UdtCc {
     /// 971). With a standing queue the delivery rate is the bottleneck's rate whatever the
     /// capacity reads. Flows that share the queue each deliver a share under the fraction,
     /// and keep the native decreases through which their shares converge; a flow that
-    /// delivers nearly all of the link yields to a newcomer through this bound, since its
-    /// delivery falls as the newcomer's grows.
+    /// delivers nearly all of the link when a newcomer arrives finds the queue outlasting its
+    /// drain and makes room (see [`UdtCc::track_alone`]).
     fn alone_drain_bound_pps(&self, ctx: &CcContext<'_>, c: f64) -> Option<f64> {
         let (Some(since), None) = (self.alone.standing_since, self.alone.not_alone_until) else {
             return None;
