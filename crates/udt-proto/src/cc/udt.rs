@@ -1240,10 +1240,7 @@ impl UdtCc {
         let draining = self
             .credible_capacity(ctx)
             .is_some_and(|c| self.alone_delivery_pps(ctx, c).is_some());
-        let held = self.last_decrease.is_some_and(|t| {
-            now.micros_since(t) < 2 * u64::from(ctx.rtt_us()) + crate::time::SYN_US
-        });
-        if !draining || held {
+        if !draining || self.decrease_held(ctx) {
             return false;
         }
         self.alone.yields += 1;
@@ -1278,11 +1275,8 @@ impl UdtCc {
             self.early.armed = true;
         }
         let threshold = self.queue_threshold_us(ctx);
-        let held = self.last_decrease.is_some_and(|t| {
-            ctx.now().micros_since(t) < 2 * u64::from(ctx.rtt_us()) + crate::time::SYN_US
-        });
         if !self.early.armed
-            || held
+            || self.decrease_held(ctx)
             || depth < EARLY_MIN_DEPTH_THRESHOLDS * threshold
             || queue < EARLY_DEPTH_FRACTION * depth
             || Self::sending_rate_pps(ctx) <= Self::clean_delivery(ctx)
@@ -1293,6 +1287,15 @@ impl UdtCc {
         self.early.count += 1;
         self.decrease_now(ctx);
         true
+    }
+
+    /// True within two RTTs and a SYN of the last decrease: its effect has not yet reached
+    /// the queue the RTT reads, so a decrease without a loss would answer the same excess
+    /// twice.
+    fn decrease_held(&self, ctx: &CcContext<'_>) -> bool {
+        self.last_decrease.is_some_and(|t| {
+            ctx.now().micros_since(t) < 2 * u64::from(ctx.rtt_us()) + crate::time::SYN_US
+        })
     }
 
     /// A native congestion decrease now, without a loss (an early decrease, or a flow
