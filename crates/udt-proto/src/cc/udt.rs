@@ -2538,12 +2538,10 @@ mod tests {
         d
     }
 
-    #[test]
-    fn a_flow_alone_drains_the_queue_it_builds_under_a_capacity_that_reads_high() {
-        let mut d = alone_behind_a_high_capacity();
-        // The increase has taken the rate to the capacity it is told, over the link: a queue
-        // builds and stands.
-        d.send_at(85_000.0);
+    /// Ten ACKs 10 ms apart with 12 ms of queue on [`alone_behind_a_high_capacity`]'s path;
+    /// asserts that the rate is then under the 83 333 packets/s the path delivers by at least
+    /// [`ALONE_DRAIN_MIN`], and returns it (packets/s).
+    fn drains_for_100_ms(d: &mut Drive) -> f64 {
         for _ in 0..10 {
             d.step(10_000, 112);
         }
@@ -2552,6 +2550,16 @@ mod tests {
             rate <= 83_333.0 * (1.0 - ALONE_DRAIN_MIN) + 1.0,
             "under the delivery rate: {rate}"
         );
+        rate
+    }
+
+    #[test]
+    fn a_flow_alone_drains_the_queue_it_builds_under_a_capacity_that_reads_high() {
+        let mut d = alone_behind_a_high_capacity();
+        // The increase has taken the rate to the capacity it is told, over the link: a queue
+        // builds and stands.
+        d.send_at(85_000.0);
+        let rate = drains_for_100_ms(&mut d);
         assert!(
             rate >= 83_333.0 * (1.0 - EXCESS_DECREASE) - 1.0,
             "no native decrease: {rate}"
@@ -2610,14 +2618,7 @@ mod tests {
         assert!(d.cc.alone.not_alone_until.is_none());
         // The estimate settles with the queue still there: the flow drains it as one alone.
         d.inputs.bandwidth_pps = 85_000;
-        for _ in 0..10 {
-            d.step(10_000, 112);
-        }
-        let rate = d.rate();
-        assert!(
-            rate <= 83_333.0 * (1.0 - ALONE_DRAIN_MIN) + 1.0,
-            "under the delivery rate: {rate}"
-        );
+        drains_for_100_ms(&mut d);
         assert_eq!(d.cc.alone.yields, 0);
     }
 
