@@ -1232,7 +1232,7 @@ impl UdtCc {
         // link for two seconds) hides that the flow delivers the whole link, and a queue that
         // stood meanwhile, with no drain to outlast, took the flow for not alone: the native
         // increase then filled the one-BDP queue and its overflow took an eighth (four of
-        // nine traced 30 s runs: 892–923 Mb/s, against 928–931 for runs without it).
+        // nine traced 30 s runs: 892–923 Mb/s, against 926–931 for the other five).
         let can_drain = self
             .credible_capacity(ctx)
             .is_some_and(|c| self.alone_delivery_pps(ctx, c).is_some());
