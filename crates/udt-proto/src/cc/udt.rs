@@ -961,13 +961,14 @@ impl UdtCc {
         let early = !self.congestion_met;
         let exceeded =
             |(lost, among): (u64, u64)| self.random_loss.exceeded_by(ctx.now(), lost, among, early);
-        if self.loss_at_full_queue(ctx)
-            && (exceeded(self.loss_since_decrease.recent())
+        let beyond_background = || {
+            exceeded(self.loss_since_decrease.recent())
                 || self
                     .loss_since_decrease
                     .since_restart()
-                    .is_some_and(exceeded))
-        {
+                    .is_some_and(exceeded)
+        };
+        if self.loss_at_full_queue(ctx) && beyond_background() {
             // A queue too shallow to show that a flow near a credible capacity overflowed
             // holds its own excess: it is (nearly) alone, and a rate just below the capacity
             // drains the queue. With the native eighth instead, a 100 Mb/s, 10 ms flow behind
@@ -1011,13 +1012,8 @@ impl UdtCc {
         let own_excess_possible = self
             .credible_capacity(ctx)
             .is_some_and(|c| Self::sending_rate_pps(ctx) >= UNSEEN_OWN_EXCESS_OF_CAPACITY * c);
-        let excess_shows = own_excess_possible
-            || exceeded(self.loss_since_decrease.recent())
-            || self
-                .loss_since_decrease
-                .since_restart()
-                .is_some_and(exceeded);
-        (self.queue_unseen(ctx) && excess_shows).then_some(CongestionCause::ExcessOverCapacity)
+        (self.queue_unseen(ctx) && (own_excess_possible || beyond_background()))
+            .then_some(CongestionCause::ExcessOverCapacity)
     }
 
     /// True when the fullest queue seen recently is below [`UdtCc::loss_queue_threshold_us`]:
