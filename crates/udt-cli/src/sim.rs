@@ -1,4 +1,5 @@
-//! `udt sim SCENARIO.toml [--seed N] [--json OUT.json] [--plot OUT.svg]`
+//! `udt sim SCENARIO.toml [--seed N] [--json OUT.json] [--plot OUT.svg]`, and
+//! `udt sim --sweep SWEEP.toml [--seed N | --seeds LIST] [--out DIR]`
 
 use std::path::PathBuf;
 
@@ -22,8 +23,13 @@ pub struct SimArgs {
     #[arg(long)]
     jobs: Option<usize>,
     /// Seed of every random choice (default: the scenario's or sweep's `seed`, else 1).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "seeds")]
     seed: Option<u64>,
+    /// With --sweep: run the whole matrix once per seed (`1-5`, `1,4,9` or `1-3,7`) and
+    /// report each cell's worst and mean over the seeds. One seed is one sample of a chaotic
+    /// system: a tiny change moves single cells by several hundredths.
+    #[arg(long, requires = "sweep", value_parser = parse_seed_list)]
+    seeds: Option<SeedList>,
     /// Write the full report as JSON to this file ("-" for standard output).
     #[arg(long)]
     json: Option<PathBuf>,
@@ -73,9 +79,21 @@ pub fn run(args: SimArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `udt sim --sweep FILE`: every cell, a table on standard output, JSON and heat maps.
+/// The seeds of `--seeds`, in order (one type, so that clap takes the list as one value).
+#[derive(Clone, Debug)]
+struct SeedList(Vec<u64>);
+
+/// Clap's parser for `--seeds`.
+fn parse_seed_list(text: &str) -> Result<SeedList, udt_sim::seeds::SeedsError> {
+    udt_sim::seeds::parse_seeds(text).map(SeedList)
+}
+
+/// `udt sim --sweep FILE`: every cell, a table on standard output, JSON and heat maps. With
+/// `--seeds`, every cell once per seed: the tables give each cell's worst and mean over the
+/// seeds, the heat maps the worst, and the JSON all three (`results` is the worst).
 fn run_sweep(args: &SimArgs) -> anyhow::Result<()> {
     use udt_sim::heatmap::{heatmap_svg, Metric};
+    use udt_sim::seeds::{mean_over_seeds, worst_over_seeds};
     use udt_sim::sweep::{table, Shape, SweepSpec};
     let text = std::fs::read_to_string(&args.scenario)
         .with_context(|| format!("cannot read sweep {}", args.scenario.display()))?;
@@ -84,27 +102,60 @@ fn run_sweep(args: &SimArgs) -> anyhow::Result<()> {
     if let Some(seed) = args.seed {
         spec.seed = seed;
     }
+    let seeds = args
+        .seeds
+        .as_ref()
+        .map_or_else(|| vec![spec.seed], |l| l.0.clone());
     let jobs = args
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let quiet = args.quiet;
-    let results = spec.run(jobs, &|done, total, r| {
-        if !quiet {
-            let c = &r.cell;
-            eprintln!(
-                "[{done}/{total}] {} {} {} Mb/s {} ms queue {} loss {} flows {}: util {:.3} ({:.0} s)",
-                c.cc, c.path, c.rate_mbps, c.rtt_ms, c.queue_bdp, c.loss, c.flows, r.utilization, r.wall_s
-            );
-        }
-    });
-    print!("{}", table(&spec, &results));
+    let mut runs = Vec::with_capacity(seeds.len());
+    for &seed in &seeds {
+        spec.seed = seed;
+        runs.push(spec.run(jobs, &|done, total, r| {
+            if !quiet {
+                let c = &r.cell;
+                eprintln!(
+                    "[seed {seed}: {done}/{total}] {} {} {} Mb/s {} ms queue {} loss {} flows {}: util {:.3} ({:.0} s)",
+                    c.cc, c.path, c.rate_mbps, c.rtt_ms, c.queue_bdp, c.loss, c.flows, r.utilization, r.wall_s
+                );
+            }
+        }));
+    }
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
     let stem = args
         .scenario
         .file_stem()
         .map_or("sweep".into(), |s| s.to_string_lossy().into_owned());
-    let json = serde_json::json!({ "spec": spec, "results": results });
+    let (results, json) = if args.seeds.is_some() {
+        let worst = worst_over_seeds(&runs);
+        let mean = mean_over_seeds(&runs);
+        let list = seeds
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join(",");
+        println!("## worst of each cell over seeds {list}");
+        print!("{}", table(&spec, &worst));
+        println!("## mean of each cell over seeds {list}");
+        print!("{}", table(&spec, &mean));
+        let per_seed: Vec<_> = seeds
+            .iter()
+            .zip(&runs)
+            .map(|(seed, r)| serde_json::json!({ "seed": seed, "results": r }))
+            .collect();
+        let json = serde_json::json!({
+            "spec": spec, "seeds": seeds, "results": worst, "mean": mean, "per_seed": per_seed,
+        });
+        (worst, json)
+    } else {
+        let results = runs.pop().unwrap_or_default();
+        print!("{}", table(&spec, &results));
+        let json = serde_json::json!({ "spec": spec, "results": results });
+        (results, json)
+    };
     let path = args.out.join(format!("{stem}.json"));
     std::fs::write(&path, serde_json::to_string_pretty(&json)?)
         .with_context(|| format!("cannot write {}", path.display()))?;

@@ -13,6 +13,7 @@ pub mod plot;
 mod queue;
 pub mod report;
 pub mod scenario;
+pub mod seeds;
 pub mod stall;
 pub mod sweep;
 pub mod world;
