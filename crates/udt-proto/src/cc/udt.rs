@@ -2209,6 +2209,18 @@ mod tests {
             assert!(!self.cc.in_slow_start());
         }
 
+        /// A queue of 16 ms ends slow start and stays; three round trips on, a loss with the
+        /// queue still up makes the first congestion decrease.
+        fn first_congestion_behind_slow_starts_queue(&mut self) {
+            self.step(10_000, 100);
+            self.step(10_000, 116);
+            self.step(10_000, 116);
+            assert!(!self.cc.in_slow_start());
+            self.steps(30, 116);
+            self.lose_newest();
+            assert!(self.cc.congestion_met, "a congestion decrease");
+        }
+
         fn lose_newest(&mut self) {
             self.lose(self.inputs.snd_curr_seq);
         }
@@ -2332,16 +2344,8 @@ mod tests {
     #[test]
     fn the_start_up_outlives_decreases_until_slow_starts_queue_has_drained() {
         let mut d = Drive::new();
-        d.step(10_000, 100);
-        // A queue ends slow start (the pipe it shows is a target), and stays.
-        d.step(10_000, 116);
-        d.step(10_000, 116);
-        assert!(!d.cc.in_slow_start());
-        d.steps(30, 116);
-        // Three round trips on, a loss with the queue still up: a decrease, which leaves the
-        // start-up in place (that queue is slow start's).
-        d.lose_newest();
-        assert!(d.cc.congestion_met);
+        d.first_congestion_behind_slow_starts_queue();
+        // That decrease leaves the start-up in place (the queue is slow start's).
         assert!(d.cc.startup.is_some(), "slow start's queue has not drained");
         // Once a sample has shown the queue gone, a later congestion decrease ends it.
         d.steps(5, 100);
@@ -2355,13 +2359,7 @@ mod tests {
     #[test]
     fn a_second_decrease_waits_for_a_deep_queue_to_be_able_to_fall() {
         let mut d = Drive::new();
-        d.step(10_000, 100);
-        d.step(10_000, 116);
-        d.step(10_000, 116);
-        assert!(!d.cc.in_slow_start());
-        d.steps(30, 116);
-        d.lose_newest();
-        assert!(d.cc.congestion_met, "a congestion decrease");
+        d.first_congestion_behind_slow_starts_queue();
         // Then a queue of 300 ms on the 100 ms path, with the smoothed RTT showing it.
         d.inputs.rtt_us = 400_000;
         d.steps(100, 400);
