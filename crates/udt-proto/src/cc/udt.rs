@@ -1568,7 +1568,7 @@ impl UdtCc {
     /// 380 ms queue on 100 Mb/s, a 400 ms flow (RTT 0.7–0.8 s) delivered 0.73 of its rate and
     /// flows of 1–54 ms (0.38–0.43 s) 0.82; with the same number of decreases each (the
     /// second-decrease wait of [`QUEUE_FALL_WAIT_OF_DELAY`]), the 400 ms flow got 0.82 of the
-    /// others' throughput (`docs/results.md`, twenty-eighth round).
+    /// largest share (`docs/results.md`, twenty-eighth round).
     fn window_growth_headroom(&self, ctx: &mut CcContext<'_>, inputs: &CcInputs) {
         if self.native.in_slow_start() {
             return;
