@@ -1253,16 +1253,17 @@ impl UdtCc {
     }
 
     /// The best delivery rate of the last two RTTs (packets/s, at most the capacity `c`) if
-    /// it is at least [`OWN_QUEUE_RATE_FRACTION`] of `c`: the flow has the link (nearly) to
+    /// it is at least [`OWN_QUEUE_RATE_FRACTION`] of the lowest credible capacity of the last
+    /// [`CAPACITY_FLOOR_MEMORY_US`] (never more than `c`): the flow has the link (nearly) to
     /// itself.
     ///
-    /// The capacity this compares with is the lowest credible one of the last
-    /// [`CAPACITY_FLOOR_MEMORY_US`]: our receiver's estimate, the lowest cluster of pair
+    /// The lowest, not the latest: our receiver's estimate, the lowest cluster of pair
     /// intervals, errs upwards (pairs that batched delivery squeezed read faster than the
     /// link; pairs that other flows split are left out), and behind GRO and `udt relay` at
-    /// 1 Gbit/s, 0.1 % loss, it swung between 1.03 and 1.9 × the link within a second. Against each reading the
-    /// test failed whenever one came over 1.11 ×: the queue then grew with nothing draining
-    /// it, by 20–60 ms, until an overflow or an early decrease took an eighth off the rate.
+    /// 1 Gbit/s, 0.1 % loss, it swung between 1.03 and 1.9 × the link within a second.
+    /// Against each reading the test failed whenever one came over 1.11 ×: the queue then
+    /// grew with nothing draining it, by 20–60 ms, until an overflow or an early decrease
+    /// took an eighth off the rate.
     fn alone_delivery_pps(&self, ctx: &CcContext<'_>, c: f64) -> Option<f64> {
         let delivered = self
             .recent_delivery
@@ -2872,6 +2873,9 @@ mod tests {
             d.step(10_000, 112);
         }
         assert!(d.cc.alone.not_alone_until.is_none());
+        // The estimate settles with the queue still there: the flow drains it as one alone.
+        d.inputs.bandwidth_pps = 85_000;
+        drains_for_100_ms(&mut d);
         assert_eq!(d.cc.alone.yields, 0);
     }
 
