@@ -1142,6 +1142,16 @@ impl UdtCc {
         }
     }
 
+    /// True when the path delivers at least [`KEEP_UP_FRACTION`] of what the flow sent a
+    /// round trip ago: whatever the RTT shows, the flow has no excess of its own that a
+    /// queue would hold. The probe goes on then (see [`PROBE_RESET_QUEUE_EVENTS`]): a flow
+    /// at its bottleneck that probes further soon sends more than is delivered, and a
+    /// queue that the RTT reads while everything sent arrives is another flow's, or noise.
+    fn delivery_keeps_up(ctx: &CcContext<'_>) -> bool {
+        let sent = ctx.sent_rate_rtt_ago_pps();
+        sent > 0.0 && ctx.delivery_rate_pps() >= KEEP_UP_FRACTION * sent
+    }
+
     /// The reported capacity if it is credible: the peer currently reports one, and it is
     /// not below what the path has delivered.
     fn credible_capacity(&self, ctx: &CcContext<'_>) -> Option<f64> {
@@ -1536,7 +1546,7 @@ impl UdtCc {
         // stalled sample: 29 restarts in 21 s at 1 Gb/s, 100 ms, 0.1 % loss with stalls).
         if fresh_rtt {
             let (events, counted_at) = self.rc_queue_events;
-            if !self.queue_standing(ctx) {
+            if !self.queue_standing(ctx) || Self::delivery_keeps_up(ctx) {
                 self.rc_queue_events = (0, ctx.now());
             } else if events == 0 || ctx.now().micros_since(counted_at) >= crate::time::SYN_US {
                 self.rc_queue_events = (events + 1, ctx.now());
@@ -1895,6 +1905,10 @@ const SS_QUEUE_EVENTS: u32 = 2;
 /// kept the probe at its first 1/32 for 18 s after an early decrease: the rate crept from
 /// 260 to 310 Mb/s, in one run of four (288–450 Mb/s over 30 s, against 780–880).
 const PROBE_RESET_QUEUE_EVENTS: u32 = 2;
+/// The delivery rate keeps up with the sending rate of a round trip ago when it is at least
+/// this fraction of it (see [`UdtCc::delivery_keeps_up`]): 1 % random loss and a few per cent
+/// of ACK-timing noise fit under it, an excess of a twentieth does not.
+const KEEP_UP_FRACTION: f64 = 0.95;
 
 /// Slow start paces at this many times the window per RTT.
 const SS_PACING_GAIN: f64 = 2.0;
@@ -2951,7 +2965,7 @@ mod tests {
     }
 
     #[test]
-    fn rtt_spikes_and_stalls_do_not_restart_the_probe_but_a_standing_queue_does() {
+    fn rtt_spikes_and_stalls_do_not_restart_the_probe_but_a_queue_of_the_flows_excess_does() {
         let mut d = Drive::new();
         d.leave_slow_start_without_capacity(80_000.0);
         d.cc.congestion_met = true;
@@ -2984,8 +2998,15 @@ mod tests {
         d.step(10_000, 110);
         d.step(10_000, 110);
         assert_eq!(d.cc.probing_since, since);
-        // ... but a queue that holds every sample up for longer than the window does.
+        // Nor does a queue that holds every sample up while the path delivers all the flow
+        // sends (another flow's queue, or a host's noise)...
         for _ in 0..6 {
+            d.step(10_000, 110);
+        }
+        assert_eq!(d.cc.probing_since, since);
+        // ... but one that holds them up while the flow sends more than is delivered does.
+        d.inputs.sent_rate_rtt_ago_pps = 90_000.0;
+        for _ in 0..3 {
             d.step(10_000, 110);
         }
         assert_ne!(d.cc.probing_since, since);
