@@ -895,6 +895,42 @@ impl UdtCc {
         f64::from(last.saturating_sub(min))
     }
 
+    /// The queueing delay a loss (and the early decrease) is judged by, µs:
+    /// [`UdtCc::queueing_us`], unless the RTT sample before the latest, taken within
+    /// [`SPIKE_WINDOW_RTTS`] round trips of it, showed less than [`SPIKE_FRACTION`] of that
+    /// queue and the flow's own excess over its delivery rate could not have queued the
+    /// difference between the two; then that sample's. A queue rises and falls through the
+    /// samples taken while it fills (slow start's bursts, which fill a queue within one
+    /// sample interval, are the flow's excess); a host that stalls (a busy core, a user-space emulator, a NIC's coalescing
+    /// timer) lifts one sample out of nowhere, and the receiver reports the losses it found
+    /// in the packets the stall held at the same moment. At 100 Mb/s, 10 ms with a 1 ms
+    /// queue and 2 ms stalls every 20 ms, every random loss reported after a stall counted
+    /// as an overflow and the rate decayed to 14 Mb/s (`from_start_noisy.toml`, 1 % loss:
+    /// 0.397 of the link). Not the lower of the two samples: the threshold a loss must
+    /// pass grows with the RTT variation a filling queue causes, and the lower sample of a
+    /// queue still rising fell under it (1 Gb/s, 100 ms, 0.1 BDP: an overflow's first 60
+    /// losses went by as random).
+    fn queue_at_loss_us(&self, ctx: &CcContext<'_>) -> f64 {
+        let queue = Self::queueing_us(ctx);
+        let [(newest, newest_at), (before, before_at)] = self.last_samples;
+        let window = SPIKE_WINDOW_RTTS * u64::from(ctx.rtt_us());
+        if before == 0 || newest != ctx.last_rtt_us() || newest_at.micros_since(before_at) > window
+        {
+            return queue;
+        }
+        let before_queue = f64::from(before.saturating_sub(ctx.min_rtt_us()));
+        // What the flow's own excess over its delivery could have queued between the two
+        // samples: slow start's last bursts, or a climb past the link, fill a queue that fast.
+        let excess =
+            (Self::sending_rate_pps(ctx) / Self::clean_delivery(ctx).max(1.0) - 1.0).max(0.0);
+        let own_rise = excess * newest_at.micros_since(before_at) as f64;
+        if before_queue < SPIKE_FRACTION * queue && queue - before_queue > own_rise {
+            before_queue
+        } else {
+            queue
+        }
+    }
+
     /// True when the RTT shows a queue of more than [`QUEUE_THRESHOLD_US`] and more than
     /// [`QUEUE_THRESHOLD_PKTS`] packets at the path's rate. The threshold is the same for every
     /// flow that shares a bottleneck, whatever its RTT: they see the same queue, and a
@@ -1068,10 +1104,15 @@ impl UdtCc {
     /// more, and only its fullness counts ([`SHALLOW_FULL_FRACTION`] of the fullest, above
     /// the RTT noise and a few packets).
     fn loss_at_full_queue(&self, ctx: &CcContext<'_>) -> bool {
-        let queue = Self::queueing_us(ctx);
+        let shallow = self.queue_too_shallow_to_show(ctx);
+        let queue = if shallow {
+            Self::queueing_us(ctx)
+        } else {
+            self.queue_at_loss_us(ctx)
+        };
         let fullest = self.fullest_queue_us(ctx);
         let base = self.loss_queue_threshold_us(ctx);
-        let threshold = if self.queue_too_shallow_to_show(ctx) {
+        let threshold = if shallow {
             (SHALLOW_FULL_FRACTION * fullest).max(self.queue_threshold_over_us(ctx, 0.0))
         } else if self
             .credible_capacity(ctx)
@@ -1363,7 +1404,7 @@ impl UdtCc {
         if !self.early.armed
             || self.decrease_held(ctx)
             || depth < EARLY_MIN_DEPTH_THRESHOLDS * threshold
-            || queue < EARLY_DEPTH_FRACTION * depth
+            || self.queue_at_loss_us(ctx) < EARLY_DEPTH_FRACTION * depth
             || Self::sending_rate_pps(ctx) <= Self::clean_delivery(ctx)
         {
             return false;
@@ -1897,6 +1938,17 @@ const SHRINKING_MAX_SHARE: f64 = 0.95;
 /// 31 ms) plus the SYN between two RTT samples.
 const STANDING_QUEUE_WINDOW_US: u64 = 50_000;
 
+/// A sample taken more than this many round trips after the one before it stands alone (see
+/// [`UdtCc::queue_at_loss_us`]): the queue may have filled meanwhile. Samples come once per
+/// ACK2 round trip, about every 10 ms, so on paths under 5 ms every sample stands alone, and
+/// the shallow queues that flows share there (which fill and drain between two samples) are
+/// judged on the latest sample, as before.
+const SPIKE_WINDOW_RTTS: u64 = 2;
+
+/// A sample showing a queue that the sample before it did not show this fraction of is a
+/// spike (see [`UdtCc::queue_at_loss_us`]).
+const SPIKE_FRACTION: f64 = 0.5;
+
 /// Slow-start events in a row that must show a queue to end slow start.
 const SS_QUEUE_EVENTS: u32 = 2;
 /// Rate-control events in a row (a SYN or more apart) that must show a queue to restart the
@@ -2307,21 +2359,64 @@ mod tests {
     fn before_the_first_congestion_a_loss_at_a_queue_of_host_noise_is_random() {
         // Slow start ended with no credible capacity (a clumped receiver reports none); the
         // RTT wanders 0-2 ms over its minimum, as it does through `udt relay` at any rate.
-        let noisy = |queue_ms: u32| {
+        // `samples` RTT samples in a row show the queue when the loss is reported.
+        let noisy = |queue_ms: u32, samples: usize| {
             let mut d = Drive::new();
             d.leave_slow_start_without_capacity(20_000.0);
             for i in 0..20 {
                 d.step(10_000, 100 + 2 * (i % 2));
             }
-            d.step(10_000, 100 + queue_ms);
+            d.steps(samples, 100 + queue_ms);
+            // Sending what the path delivers: no excess of its own that could have raised
+            // the queue between two samples.
+            d.send_at(20_000.0);
             let rate = d.rate();
             d.lose_newest();
             (d.cc.congestion_met, d.cc.random_losses(), d.rate() < rate)
         };
         // 2 ms of a 100 ms path is noise: the first climb goes on.
-        assert_eq!(noisy(2), (false, 1, false));
-        // 8 ms may be the flow's own queue overflowing.
-        assert_eq!(noisy(8), (true, 0, true));
+        assert_eq!(noisy(2, 2), (false, 1, false));
+        // 8 ms in two samples may be the flow's own queue overflowing...
+        assert_eq!(noisy(8, 2), (true, 0, true));
+        // ... but not in one sample 10 ms after one without it: a stall lifted it.
+        assert_eq!(noisy(8, 1), (false, 1, false));
+    }
+
+    #[test]
+    fn a_loss_behind_one_rtt_sample_a_stall_lifted_is_random_but_behind_two_is_congestion() {
+        // 100 Mb/s, 10 ms, clumped (no credible capacity), past its first congestion: the
+        // host stalls for 2 ms now and then, which lifts one RTT sample at a time by more than
+        // the path's 1 ms queue holds (`from_start_noisy.toml`: every random loss reported
+        // after a stall counted as an overflow, and the rate decayed to 14 Mb/s).
+        let run = |lifted: usize, rate_pps: f64| {
+            let mut d = Drive::new();
+            d.leave_slow_start_without_capacity(8_000.0);
+            d.cc.congestion_met = true;
+            (d.inputs.min_rtt_us, d.inputs.rtt_us, d.inputs.rtt_var_us) = (10_000, 10_000, 500);
+            // Long enough for the 100 ms samples of slow start to age out of the fullest
+            // queue; the last of these samples is not lifted.
+            for i in 0..300 {
+                d.step_rtt_us(10_000, if i % 5 == 2 { 12_000 } else { 10_000 });
+            }
+            for _ in 0..lifted {
+                d.step_rtt_us(10_000, 12_000);
+            }
+            d.send_at(rate_pps);
+            let rate = d.rate();
+            d.lose_newest();
+            (d.cc.random_losses(), d.rate() < rate)
+        };
+        // At the rate the path delivers, the flow cannot have raised a queue by 2 ms in the
+        // 10 ms since the last sample.
+        assert_eq!(run(1, 8_000.0), (1, false), "one lifted sample: a stall");
+        // A queue that holds two samples in a row, 10 ms apart, is full when it drops.
+        assert_eq!(run(2, 8_000.0), (0, true), "two: a full queue");
+        // Sending 1.5 × what is delivered, the flow's own excess adds 5 ms in 10 ms.
+        assert_eq!(
+            run(1, 12_000.0),
+            (0, true),
+            "a queue the flow's excess built"
+        );
     }
 
     #[test]
@@ -2739,6 +2834,7 @@ mod tests {
         d.step(10_000, 130);
         assert!(!d.cc.in_slow_start());
         d.steps(100, 100);
+        d.step(10_000, 190);
         d.step(10_000, 200);
         d.lose_newest();
         let depth = d.cc.early.depth_us.expect("a depth");
@@ -2756,6 +2852,11 @@ mod tests {
         );
         // The decrease drains the queue; the flow then sends faster than the path delivers.
         d.steps(30, 105);
+        // One sample a stall lifted out of the drained queue is not the queue rebuilt.
+        d.send_at(85_000.0);
+        d.step(10_000, 170);
+        assert_eq!(d.cc.early_decreases(), 0, "a spike from 5 to 70 ms");
+        d.steps(3, 105);
         d.send_at(85_000.0);
         d.step(10_000, 150);
         assert_eq!(d.cc.early_decreases(), 0, "50 ms is under 0.6 of the depth");
@@ -2925,6 +3026,7 @@ mod tests {
             }
             assert_eq!(d.cc.random_losses(), 15);
             // The queue overflows: ten losses in one report.
+            d.step(10_000, 190);
             d.step(10_000, 200);
             let newest = d.inputs.snd_curr_seq;
             let overflow = |k: u32| SeqRange {
