@@ -2656,26 +2656,22 @@ mod tests {
                 "growth {short_growth:.3} and {long_growth:.3} a second, not {fair:.3}"
             );
         }
-        // It never exceeds the queue (a flow alone with no queue keeps 4.11's SYN) or a
-        // quarter of the RTT.
-        let alone = headroom_at(&mut d, 100, 100);
-        assert!(
-            (alone - 0.01).abs() < 1e-4,
-            "headroom {alone:.4} s at 100 ms"
-        );
-        let small_queue = headroom_at(&mut d, 100, 130);
-        assert!(
-            (small_queue - 0.03).abs() < 1e-4,
-            "headroom {small_queue:.4} s at 130 ms"
-        );
-        let quarter = headroom_at(&mut d, 140, 200);
-        assert!(
-            (quarter - 0.05).abs() < 1e-4,
-            "headroom {quarter:.4} s at 200 ms"
-        );
-        // Behind a deep queue the floor is 4.11's SYN, and beyond 0.32 s 10 % a second.
-        let deep = headroom_at(&mut d, 10, 110);
-        assert!((deep - 0.01).abs() < 1e-4, "headroom {deep:.4} s at 110 ms");
+        // (minimum RTT ms, RTT ms, headroom s): it never exceeds the queue (a flow alone
+        // with no queue keeps 4.11's SYN) or a quarter of the RTT, and behind a deep queue
+        // the floor is 4.11's SYN.
+        for (min_ms, rtt_ms, want) in [
+            (100, 100, 0.01),
+            (100, 130, 0.03),
+            (140, 200, 0.05),
+            (10, 110, 0.01),
+        ] {
+            let got = headroom_at(&mut d, min_ms, rtt_ms);
+            assert!(
+                (got - want).abs() < 1e-4,
+                "headroom {got:.4} s at {rtt_ms} ms over {min_ms} ms, not {want}"
+            );
+        }
+        // Beyond 0.32 s, at least 10 % a second.
         let very_long = headroom_at(&mut d, 100, 800);
         let grown = WINDOW_GROWTH_PER_S * 0.8 * 0.8;
         assert!(
