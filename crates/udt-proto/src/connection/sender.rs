@@ -12,6 +12,14 @@ use crate::wire::{Ack, DataHeader, LossReport, HEADER_LEN};
 const MIN_CWND_PKTS: f64 = 2.0;
 /// Longest inter-packet period the sender uses whatever congestion control sets, µs.
 const MAX_PERIOD_US: f64 = 1_000_000.0;
+/// Packets acknowledged before the receiver's arrival-rate reports count. A receiver reports
+/// a rate once 9 intervals are real (ours since the thirty-fourth round, for 4.11 senders;
+/// `estimate/receive_rate.rs`), and the first ones measure a slow start of a few packets a
+/// round trip. Averaged in from then on, they changed how our slow start ended: in the
+/// simulator at 1 Gbit/s, 200 ms with a one-BDP queue, 0.882 → 0.874 of the link with
+/// 0.09 % of the packets lost where none had been, and 0.817 → 0.779 at 1 % loss. Before,
+/// our receiver reported 1 packet/s (its initial intervals) for about 72 packets.
+const EARLY_ARRIVAL_RATE_PKTS: u64 = 40;
 
 /// Result of trying to send a data packet.
 pub(super) enum DataOutcome {
@@ -260,7 +268,7 @@ impl Connection {
             self.sent_history.prune(keep);
             self.all_sent_history.prune(keep);
             if let Some(r) = a.rates {
-                if r.arrival_pps > 0 {
+                if r.arrival_pps > 0 && self.delivery.acked_pkts() >= EARLY_ARRIVAL_RATE_PKTS {
                     self.arrival_rate_pps = smooth(self.arrival_rate_pps, r.arrival_pps);
                 }
                 if r.capacity_pps > 0 {

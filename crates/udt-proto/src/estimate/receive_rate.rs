@@ -123,6 +123,8 @@ pub struct ReceiveRateEstimator {
     /// Spans recorded (saturates at [`ARRIVAL_WINDOW`]): until the whole window is real, its
     /// initial values (8 s) would make any arrivals look squeezed.
     spans_seen: usize,
+    /// Intervals recorded (saturates at [`ARRIVAL_WINDOW`]).
+    intervals_seen: usize,
     probes: Window<PROBE_WINDOW>,
     last_arrival: Option<Instant>,
     /// Arrival time of the most recent packet if it was the first of a pair (`seq ≡ 0 mod 16`).
@@ -140,6 +142,7 @@ impl Default for ReceiveRateEstimator {
             since_clumps_pkts: CLUMP_HOLD_PKTS,
             squeezed_checks: 0,
             spans_seen: 0,
+            intervals_seen: 0,
             probes: Window::filled(PROBE_INIT_US),
             last_arrival: None,
             pair_start: None,
@@ -170,6 +173,7 @@ impl ReceiveRateEstimator {
         if let Some(prev) = self.last_arrival {
             let interval = clamp_interval(now.micros_since(prev));
             self.arrivals.push(interval);
+            self.intervals_seen = (self.intervals_seen + 1).min(ARRIVAL_WINDOW);
             if !closes_pair {
                 self.gaps.push(interval);
             }
@@ -210,7 +214,16 @@ impl ReceiveRateEstimator {
     }
 
     /// Packet arrival rate, packets per second; 0 when fewer than 9 of the 16 intervals are
-    /// close to the median (not enough steady traffic to say).
+    /// close to the median (not enough steady traffic to say), or fewer than 9 of them (or
+    /// of the spans, when those are used) have been measured.
+    ///
+    /// 4.11 reports its window's initial 1 s intervals as 1 packet/s until real ones
+    /// outnumber them, and a 4.11 sender averages every non-zero report into the rate its
+    /// slow start ends at; a 0 it ignores. Our receiver reported 1 packet/s for its first
+    /// 72 packets (see `rate_from_spans`), and one loss among them on a 1 Gbit/s, 100 ms
+    /// path (`udt relay`, 0.1 % loss) left a UDT4 4.11 sender pacing at 9 packets/s; it
+    /// took seconds to climb back (59–60 Mbit/s over 20 s into our receiver, 133 into its
+    /// own; 95–97 since).
     ///
     /// When packets arrive in clumps (a shaper or emulator released several at once), the
     /// intervals inside a clump are near zero and their median says nothing about the path.
@@ -226,13 +239,12 @@ impl ReceiveRateEstimator {
     pub fn arrival_rate_pps(&self) -> u32 {
         let (_, sum, count) = self.arrivals.filtered();
         let (_, span_sum, span_count) = self.spans.filtered();
-        let clumped = self.is_clumped();
-        let (per_sample, sum, count) = if clumped {
-            (u64::from(SPAN_PKTS), span_sum, span_count)
+        let (per_sample, sum, count, seen) = if self.rate_from_spans() {
+            (u64::from(SPAN_PKTS), span_sum, span_count, self.spans_seen)
         } else {
-            (1, sum, count)
+            (1, sum, count, self.intervals_seen)
         };
-        if count <= (ARRIVAL_WINDOW / 2) as u64 {
+        if count <= (ARRIVAL_WINDOW / 2) as u64 || seen <= ARRIVAL_WINDOW / 2 {
             return 0;
         }
         let avg = (sum / count).max(1);
@@ -259,10 +271,30 @@ impl ReceiveRateEstimator {
     /// True when the last intervals show clumps: single intervals say at least
     /// [`CLUMP_FACTOR`] times the rate that spans of [`SPAN_PKTS`] intervals do, or most
     /// intervals are zero (packets handed over together, as GRO does, with one timestamp).
+    /// Against the spans' initial 8 s any arrivals look clumped until most spans are real
+    /// (72 packets), which withholds the capacity until then.
     fn clumped_now(&self) -> bool {
         let (median, _, _) = self.arrivals.filtered();
         let (span_median, _, _) = self.spans.filtered();
         self.zero_intervals_now() || CLUMP_FACTOR * median * u64::from(SPAN_PKTS) < span_median
+    }
+
+    /// Whether the arrival rate comes from the spans: [`ReceiveRateEstimator::is_clumped`],
+    /// except that the spans are compared with the single intervals only once most of them
+    /// are real.
+    ///
+    /// Compared with their initial 8 s, any arrivals looked clumped for the first 72
+    /// packets, and the rate was read from the initial spans (1 packet/s) or withheld. A
+    /// UDT4 4.11 sender that lost a packet among its first 80 then left slow start at the
+    /// 16 packets/s it starts from (through `udt relay`, 1 Gbit/s, 100 ms, 0.1 % loss) and
+    /// took seconds to climb back, where 4.11's own receiver had reported the link after 16
+    /// packets.
+    fn rate_from_spans(&self) -> bool {
+        if self.spans_seen > ARRIVAL_WINDOW / 2 {
+            self.is_clumped()
+        } else {
+            self.zero_intervals_now()
+        }
     }
 
     /// True when most of the last intervals are zero.
@@ -393,12 +425,41 @@ mod tests {
         SeqNo::new(n).unwrap()
     }
 
+    /// Every arrival rate reported while `arrivals` arrive (µs, one packet each) is either 0
+    /// (unknown) or within 10 % of `pps`, and the last one is known.
+    fn assert_rates_known_or_zero(e: &mut ReceiveRateEstimator, arrivals: &[u64], pps: u32) {
+        let mut rates = Vec::new();
+        for (i, &t) in arrivals.iter().enumerate() {
+            e.on_data_arrival(seq(i as u32 + 2), Instant::from_micros(t));
+            rates.push(e.arrival_rate_pps());
+        }
+        let (lo, hi) = (pps - pps / 10, pps + pps / 10);
+        assert!(
+            rates.iter().all(|&r| r == 0 || (lo..=hi).contains(&r)),
+            "{rates:?}"
+        );
+        assert_ne!(rates.last(), Some(&0), "{rates:?}");
+    }
+
     #[test]
-    fn initial_values_match_4_11_first_ack() {
+    fn no_arrival_rate_from_the_initial_intervals() {
         let e = ReceiveRateEstimator::default();
-        // All 16 intervals are 1 s: the mean is 1 s, i.e. 1 packet per second.
-        assert_eq!(e.arrival_rate_pps(), 1);
+        // 4.11 reports its initial 1 s intervals as 1 packet/s, and a 4.11 sender averages
+        // that into the rate its slow start ends at; a 0 it ignores.
+        assert_eq!(e.arrival_rate_pps(), 0);
         assert_eq!(e.link_capacity_pps(), 1000);
+        // Spaced arrivals, 100 µs apart: 10 000 packets/s.
+        let spaced: Vec<u64> = (0..200).map(|i| i * 100).collect();
+        // Clumps of 8 packets handed over at one instant (GRO), one every 800 µs: 10 000
+        // packets/s from the spans. (Clumps whose intervals are not zero read as spaced
+        // arrivals until 9 spans are real, as 4.11 reads them for good.)
+        let clumps: Vec<u64> = (0..200).map(|i| i / 8 * 800).collect();
+        for estimate in [CapacityEstimate::UnsplitPairs, CapacityEstimate::Udt4Mean] {
+            assert_rates_known_or_zero(&mut ReceiveRateEstimator::new(estimate), &spaced, 10_000);
+            let mut e = ReceiveRateEstimator::new(estimate);
+            assert_rates_known_or_zero(&mut e, &clumps, 10_000);
+            assert!(e.is_clumped(), "{estimate:?}");
+        }
     }
 
     #[test]
