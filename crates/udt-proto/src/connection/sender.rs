@@ -19,7 +19,7 @@ const MAX_PERIOD_US: f64 = 1_000_000.0;
 /// simulator at 1 Gbit/s, 200 ms with a one-BDP queue, 0.882 → 0.874 of the link with
 /// 0.09 % of the packets lost where none had been, and 0.817 → 0.779 at 1 % loss. Before,
 /// our receiver reported 1 packet/s (its initial intervals) for about 72 packets.
-const EARLY_ARRIVAL_RATE_PKTS: u64 = 40;
+const EARLY_ARRIVAL_RATE_PKTS: u64 = 80;
 
 /// Result of trying to send a data packet.
 pub(super) enum DataOutcome {
