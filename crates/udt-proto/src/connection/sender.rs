@@ -18,7 +18,9 @@ const MAX_PERIOD_US: f64 = 1_000_000.0;
 /// round trip. Averaged in from then on, they changed how our slow start ended: in the
 /// simulator at 1 Gbit/s, 200 ms with a one-BDP queue, 0.882 → 0.874 of the link with
 /// 0.09 % of the packets lost where none had been, and 0.817 → 0.779 at 1 % loss. Before,
-/// our receiver reported 1 packet/s (its initial intervals) for about 72 packets.
+/// our receiver reported 1 packet/s (its initial intervals) for about 72 packets. Skipping
+/// only 40, four flows sharing 10 packets of queue at 100 Mbit/s, 1 ms shared at a Jain
+/// index of 0.94 (0.97 before, 0.99 with 80).
 const EARLY_ARRIVAL_RATE_PKTS: u64 = 80;
 
 /// Result of trying to send a data packet.

@@ -223,7 +223,7 @@ impl ReceiveRateEstimator {
     /// 72 packets (see `rate_from_spans`), and one loss among them on a 1 Gbit/s, 100 ms
     /// path (`udt relay`, 0.1 % loss) left a UDT4 4.11 sender pacing at 9 packets/s; it
     /// took seconds to climb back (59–60 Mbit/s over 20 s into our receiver, 133 into its
-    /// own; 95–97 since).
+    /// own; 95–98 since).
     ///
     /// When packets arrive in clumps (a shaper or emulator released several at once), the
     /// intervals inside a clump are near zero and their median says nothing about the path.
