@@ -16,8 +16,9 @@ const MAX_PERIOD_US: f64 = 1_000_000.0;
 /// a rate once 9 intervals are real (ours since the thirty-fourth round, for 4.11 senders;
 /// `estimate/receive_rate.rs`), and the first ones measure a slow start of a few packets a
 /// round trip. Averaged in from then on, they changed how our slow start ended: in the
-/// simulator at 1 Gbit/s, 200 ms with a one-BDP queue, 0.882 → 0.874 of the link with
-/// 0.09 % of the packets lost where none had been, and 0.817 → 0.779 at 1 % loss. Before,
+/// simulator (`scenarios/sweep/from_start.toml`) at 1 Gbit/s, 200 ms with a one-BDP queue,
+/// 0.882 → 0.844 of the link with 0.1 % of the packets lost where none had been, and
+/// 0.817 → 0.724 at 1 % loss. Before,
 /// our receiver reported 1 packet/s (its initial intervals) for about 72 packets. Skipping
 /// only 40, four flows sharing 10 packets of queue at 100 Mbit/s, 1 ms shared at a Jain
 /// index of 0.94 (0.97 before, 0.99 with 80).
