@@ -281,14 +281,8 @@ impl ReceiveRateEstimator {
 
     /// Whether the arrival rate comes from the spans: [`ReceiveRateEstimator::is_clumped`],
     /// except that the spans are compared with the single intervals only once most of them
-    /// are real.
-    ///
-    /// Compared with their initial 8 s, any arrivals looked clumped for the first 72
-    /// packets, and the rate was read from the initial spans (1 packet/s) or withheld. A
-    /// UDT4 4.11 sender that lost a packet among its first 80 then left slow start at the
-    /// 16 packets/s it starts from (through `udt relay`, 1 Gbit/s, 100 ms, 0.1 % loss) and
-    /// took seconds to climb back, where 4.11's own receiver had reported the link after 16
-    /// packets.
+    /// are real (against their initial 8 s any arrivals look clumped; why that mattered:
+    /// [`ReceiveRateEstimator::arrival_rate_pps`]).
     fn rate_from_spans(&self) -> bool {
         if self.spans_seen > ARRIVAL_WINDOW / 2 {
             self.is_clumped()
