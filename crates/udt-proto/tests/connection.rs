@@ -741,3 +741,78 @@ fn a_lost_shutdown_does_not_leave_the_peer_to_time_out() {
     let server = net.nodes[SERVER].ep.connection(s).unwrap();
     assert_eq!(server.close_reason(), Some(CloseReason::PeerShutdown));
 }
+
+/// A writer blocked on a full send buffer is woken (`Event::Writable`) once an eighth of the
+/// buffer is free, not for every ACK's few packets: each wake-up copies a large piece. It is
+/// still always woken, so the transfer completes byte-exact with the writer driven by the
+/// events alone.
+#[test]
+fn writable_waits_for_an_eighth_of_the_send_buffer() {
+    const BUF_PKTS: u32 = 800;
+    let mut net = pair(11, 20, ConnectionConfig::default());
+    let cfg = ConnectionConfig {
+        send_buffer_pkts: BUF_PKTS,
+        ..ConnectionConfig::default()
+    };
+    let (c, s) = connect(&mut net, cfg);
+    let total: u64 = 20_000_000;
+    let mut sent = 0u64;
+    let mut received = 0u64;
+    let mut chunk = vec![0u8; 100_000];
+    let mut rbuf = vec![0u8; 200_000];
+    let mut blocked = false;
+    let mut wakeups = 0u32;
+    let mut least_free_at_wakeup = usize::MAX;
+    let ok = net.run_until(60.0, |net| {
+        let now = net.now;
+        while let Some((id, ev)) = net.nodes[CLIENT].ep.poll_event() {
+            if id == c && ev == Event::Writable {
+                assert!(blocked, "Writable without a blocked writer");
+                blocked = false;
+                wakeups += 1;
+                let conn = net.nodes[CLIENT].ep.connection(c).unwrap();
+                let free_pkts = conn.send_buffer_free() / conn.payload_size();
+                least_free_at_wakeup = least_free_at_wakeup.min(free_pkts);
+            }
+        }
+        if !blocked && sent < total {
+            let mut conn = net.nodes[CLIENT].ep.connection_mut(c).unwrap();
+            while sent < total {
+                let n = (total - sent).min(chunk.len() as u64) as usize;
+                pattern(sent, &mut chunk[..n]);
+                match conn.send(now, &chunk[..n]) {
+                    Ok(k) if k == n => sent += k as u64,
+                    Ok(k) => {
+                        sent += k as u64;
+                        blocked = true;
+                        break;
+                    }
+                    Err(Error::WouldBlock) => {
+                        blocked = true;
+                        break;
+                    }
+                    Err(e) => panic!("send: {e}"),
+                }
+            }
+        }
+        let mut conn = net.nodes[SERVER].ep.connection_mut(s).unwrap();
+        while let Ok(n) = conn.recv(&mut rbuf) {
+            assert_eq!(check_pattern(received, &rbuf[..n]), None);
+            received += n as u64;
+        }
+        received == total
+    });
+    assert!(
+        ok,
+        "{received} of {total} bytes arrived; {wakeups} wake-ups"
+    );
+    assert!(
+        wakeups >= 10,
+        "the writer blocked and was woken only {wakeups} times"
+    );
+    assert!(
+        least_free_at_wakeup >= (BUF_PKTS / 8) as usize,
+        "woken with only {least_free_at_wakeup} packets free (low-water mark {})",
+        BUF_PKTS / 8
+    );
+}

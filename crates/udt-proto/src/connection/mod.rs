@@ -648,6 +648,18 @@ impl Connection {
         self.config.linger = linger;
     }
 
+    /// Free send-buffer space, packets, that a writer blocked on a full buffer waits for
+    /// before [`Event::Writable`] wakes it: an eighth of the buffer (at least one packet).
+    /// Waking it for every ACK's few packets cost a context switch per light ACK, 1 300 a
+    /// second at 1 Gbit/s, for a copy of 64 packets each; with the low-water mark a wake-up
+    /// copies thousands. An eighth of the default buffer is still 3 200 packets of headroom
+    /// before the sender runs dry, so throughput does not depend on the writer's latency.
+    /// Readiness ([`is_writable`](Self::is_writable)) is unaffected: a poller still sees any
+    /// free space when it asks.
+    pub(crate) fn writable_low_water_pkts(&self) -> usize {
+        (self.sndbuf.capacity_pkts() / 8).max(1)
+    }
+
     /// True when a send would accept data now.
     pub fn is_writable(&self) -> bool {
         matches!(self.state, State::Connected) && self.sndbuf.free_pkts() > 0

@@ -298,7 +298,7 @@ impl Connection {
             self.with_cc(now, |cc, ctx| cc.on_ack(ctx, ack));
             // Congestion control has set its rate: congestion warnings' stretch ends.
             self.warning_stretch = 1.0;
-            if self.send_blocked && self.sndbuf.free_pkts() > 0 {
+            if self.send_blocked && self.sndbuf.free_pkts() >= self.writable_low_water_pkts() {
                 self.send_blocked = false;
                 self.events.push_back(Event::Writable);
             }
