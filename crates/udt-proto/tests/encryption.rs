@@ -305,7 +305,8 @@ fn a_passphrase_on_both_sides_connects_and_a_different_one_does_not() {
 
 #[test]
 fn required_client_refuses_a_listener_without_the_extension_before_sending_anything() {
-    // A listener without a secret answers exactly as UDT4 4.11 does: no offer.
+    // A listener without a secret offers no encryption (its cookie reply carries the peer
+    // hint, not an offer), as UDT4 4.11 does not.
     let mut net = pair(7, 10, cfg(None));
     let log = record_client(&mut net);
     let (_, r) = try_connect(&mut net, cfg(key(1, EncryptionMode::Required)));
@@ -328,7 +329,11 @@ fn required_client_refuses_a_listener_without_the_extension_before_sending_anyth
 
 #[test]
 fn preferred_client_connects_in_clear_to_a_listener_without_the_extension() {
+    // The listener answers as UDT4 4.11 does: an address, not an offer or a peer hint, in its
+    // cookie reply.
     let mut net = pair(8, 10, cfg(None));
+    let server = net.addr(SERVER);
+    common::rewrite_cookie_replies_as_udt4(&mut net, server);
     let log = record_client(&mut net);
     let (c, s) = net.establish(CLIENT, SERVER, cfg(key(1, EncryptionMode::Preferred)), 10.0);
     assert!(!net.nodes[CLIENT].ep.connection(c).unwrap().is_encrypted());

@@ -835,12 +835,14 @@ impl Mux {
 /// (on loopback that inflated the RTT to tens of milliseconds). What is left stays due, so the
 /// next pass comes at once.
 fn transmit(st: &mut State, now: Instant, port: &UdpPort, sb: &mut SendBatch) {
-    sb.allow_gso(st.ep.paced_connection_count() <= 1);
+    // GSO buffers for every connection while at most one sends data, and for those whose
+    // peer is ours whatever the others do (see `SendBatch::push`).
+    let alone = st.ep.paced_connection_count() <= 1;
     for _ in 0..TX_PER_PASS {
         let Some(t) = st.ep.poll_transmit(now, sb.next_buf()) else {
             return;
         };
-        sb.push(t.len, t.destination);
+        sb.push(t.len, t.destination, alone || t.peer_takes_bursts);
         if sb.is_full() {
             port.send(sb);
         }

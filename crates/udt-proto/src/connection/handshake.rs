@@ -7,7 +7,7 @@ use super::{Connection, Event, Outgoing, State};
 use crate::buffer::{RecvBuffer, SendBuffer};
 use crate::config::{payload_size, ConnectionConfig, MAX_WINDOW_PKTS, MIN_MSS};
 use crate::connection::ConnectError;
-use crate::crypto::ext::{Offer, RejectReason};
+use crate::crypto::ext::{Offer, PeerHint, RejectReason};
 use crate::crypto::{client_finish, client_hello, server_accept, ClientHello, FinishError};
 use crate::seq::SeqNo;
 use crate::time::{Instant, SYN_US};
@@ -36,6 +36,10 @@ pub(super) struct Connecting {
     /// Our encryption hello, once the listener offered encryption: appended to every
     /// (repeated) second-phase request.
     hello: Option<ClientHello>,
+    /// What the listener's cookie reply said of it ([`PeerHint::in_cookie_reply`]): `None`
+    /// for UDT4 4.11. Once set, our own hint is appended to the second-phase request (unless
+    /// a hello, which says as much, is).
+    listener_hint: Option<PeerHint>,
 }
 
 /// Secret random bytes; `Debug` does not show them.
@@ -53,11 +57,19 @@ impl Connecting {
             .min(self.last_sent.plus_micros(REQUEST_INTERVAL_US))
     }
 
-    /// Our current request as a packet to queue (with the hello appended once there is one).
+    /// Our current request as a packet to queue, with the hello appended once there is one,
+    /// else our peer hint once the listener showed it is ours.
     fn outgoing(&self) -> Outgoing {
-        match &self.hello {
-            Some(h) => Outgoing::HandshakeTail(self.request, self.request_dst, Box::new(h.tail)),
-            None => Outgoing::Handshake(self.request, self.request_dst),
+        match (&self.hello, self.listener_hint) {
+            (Some(h), _) => {
+                Outgoing::HandshakeTail(self.request, self.request_dst, Box::new(h.tail))
+            }
+            (None, Some(_)) => Outgoing::HandshakeTail(
+                self.request,
+                self.request_dst,
+                Box::new(PeerHint::OURS.encode().0),
+            ),
+            (None, None) => Outgoing::Handshake(self.request, self.request_dst),
         }
     }
 }
@@ -99,6 +111,7 @@ impl Connection {
             peer: None,
             key_seed: KeySeed(key_seed),
             hello: None,
+            listener_hint: None,
         };
         let mut conn = Connection::blank(
             now,
@@ -257,6 +270,7 @@ impl Connection {
             // Our listener offers encryption in the reply's peer-address field; UDT4 4.11
             // and listeners without a secret put an address there.
             let offer = Offer::decode(&hs.peer_addr);
+            c.listener_hint = PeerHint::in_cookie_reply(&hs.peer_addr);
             c.hello = match (&self.config.encryption, offer) {
                 (Some(enc), Some(_)) => Some(client_hello(enc, &c.request, c.key_seed.0)),
                 (Some(enc), None) if enc.is_required() => {
@@ -293,6 +307,7 @@ impl Connection {
         };
         let mss = hs.mss.clamp(MIN_MSS, self.config.mss);
         let isn = c.request.isn;
+        self.peer_takes_bursts = c.listener_hint.is_some_and(|h| h.takes_bursts);
         self.establish(now, &hs, isn, isn, mss);
         self.addr_seen_by_peer = Some(hs.peer_addr.to_ip_like(self.peer_addr.ip()));
     }

@@ -86,8 +86,9 @@ const SHUTDOWN_COPIES: usize = 3;
 enum Outgoing {
     /// A handshake, with its destination socket ID (0 for requests).
     Handshake(Handshake, SocketId),
-    /// A handshake with an encryption extension appended (hello or accept).
-    HandshakeTail(Handshake, SocketId, Box<[u8; crate::crypto::ext::TAIL_LEN]>),
+    /// A handshake with an extension appended (an encryption hello or accept, or a peer
+    /// hint).
+    HandshakeTail(Handshake, SocketId, Box<[u8]>),
     KeepAlive,
     Ack(Ack),
     LightAck(SeqNo),
@@ -134,7 +135,10 @@ pub struct Connection {
     /// The handshake we answered with (server side), re-sent to repeated requests.
     response: Option<Handshake>,
     /// The encryption extension appended to `response`, if the connection is encrypted.
-    response_tail: Option<Box<[u8; crate::crypto::ext::TAIL_LEN]>>,
+    response_tail: Option<Box<[u8]>>,
+    /// The peer is this implementation (the handshake's peer hint): see
+    /// [`Connection::peer_takes_bursts`].
+    peer_takes_bursts: bool,
 
     // Sender (spec §10).
     sndbuf: SendBuffer,
@@ -285,6 +289,7 @@ impl Connection {
             addr_seen_by_peer: None,
             response: None,
             response_tail: None,
+            peer_takes_bursts: false,
             sndbuf: SendBuffer::new(1, payload_size(mss), SeqNo::default()),
             snd_loss: SenderLossList::new(),
             snd_last_ack: SeqNo::default(),
@@ -658,6 +663,19 @@ impl Connection {
     /// free space when it asks.
     pub(crate) fn writable_low_water_pkts(&self) -> usize {
         (self.sndbuf.capacity_pkts() / 8).max(1)
+    }
+
+    /// True when the handshake showed the peer to be this implementation (its peer hint,
+    /// `crypto::ext::PeerHint`), whose receiver reads datagrams in batches and takes
+    /// line-rate bursts: a runtime may then put this connection's datagrams in GSO buffers
+    /// while other connections of the port send too. False for UDT4 4.11 and rendezvous
+    /// peers (a rendezvous has no cookie reply to carry the hint).
+    pub fn peer_takes_bursts(&self) -> bool {
+        self.peer_takes_bursts
+    }
+
+    pub(crate) fn set_peer_takes_bursts(&mut self, yes: bool) {
+        self.peer_takes_bursts = yes;
     }
 
     /// True when a send would accept data now.

@@ -1,13 +1,15 @@
-//! The handshake extensions of encrypted connections (`docs/encryption.md` §2).
+//! The handshake extensions (`docs/encryption.md` §2): those of encrypted connections, and the
+//! peer hint by which two endpoints of this implementation recognise each other.
 //!
-//! Two carry only a few bytes and travel *inside* the 48-byte handshake, in the peer-address
+//! Three carry only a few bytes and travel *inside* the 48-byte handshake, in the peer-address
 //! field of packets whose peer address nobody reads: the listener's cookie reply (the
-//! [`Offer`]) and a rejection (the [`RejectReason`]). UDT4 4.11 and older udt clients read
-//! only the cookie of the first and only the request type of the second, so these packets stay
-//! exactly as long as the request that caused them. The other two, [`Tail::Hello`] and
-//! [`Tail::Accept`], carry an X25519 public key and a MAC and are appended after the 48 bytes
-//! of the second-phase request and of the listener's response; they are only sent to a peer
-//! that has shown it understands them.
+//! [`Offer`], or without a secret the [`PeerHint`]) and a rejection (the [`RejectReason`]).
+//! UDT4 4.11 and older udt clients read only the cookie of the first and only the request type
+//! of the second, so these packets stay exactly as long as the request that caused them. The
+//! others are appended after the 48 bytes of the second-phase request and of the listener's
+//! response, and only sent to a peer that has shown it understands them: [`Tail::Hello`] and
+//! [`Tail::Accept`] carry an X25519 public key and a MAC, and a client without a secret
+//! appends its own [`PeerHint`] ([`PeerHint::LEN`] bytes).
 
 use crate::wire::PeerAddr;
 
@@ -27,6 +29,7 @@ mod kind {
     pub const HELLO: u8 = 2;
     pub const ACCEPT: u8 = 3;
     pub const REJECT: u8 = 4;
+    pub const PEER: u8 = 5;
 }
 
 /// Flag bit of an [`Offer`]: the listener refuses clear connections.
@@ -55,6 +58,61 @@ impl Offer {
             cipher: Cipher::from_wire(a).unwrap_or_default(),
             required: b & FLAG_REQUIRED != 0,
         })
+    }
+}
+
+/// Flag bit of a [`PeerHint`]: the sender's receiver reads datagrams in batches (`recvmmsg`,
+/// GRO) and takes a burst of many connections' datagrams at line rate.
+const FLAG_TAKES_BURSTS: u8 = 1;
+
+/// "This endpoint runs this implementation": in the peer-address field of a listener's cookie
+/// reply when it offers no encryption, and appended by a client that saw it (or an
+/// [`Offer`], which says as much) to its second-phase request when it sends no
+/// [`Tail::Hello`] (a hello says as much too). UDT4 4.11 sends neither, so each side learns
+/// whether its peer is ours, which decides whether its datagrams may share GSO buffers with
+/// other connections' (a 4.11 receiver, which reads one datagram per system call, overflows
+/// when 16 connections do: `docs/benchmarks.md`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PeerHint {
+    /// The sender's receiver takes line-rate bursts (always true for this implementation).
+    pub takes_bursts: bool,
+}
+
+impl PeerHint {
+    /// Length of the hint appended to a request, bytes.
+    pub const LEN: usize = 16;
+
+    /// This endpoint's hint.
+    pub const OURS: PeerHint = PeerHint { takes_bursts: true };
+
+    /// The 16 bytes of the peer-address field, or of the appended hint.
+    pub fn encode(&self) -> PeerAddr {
+        let flags = if self.takes_bursts {
+            FLAG_TAKES_BURSTS
+        } else {
+            0
+        };
+        small(kind::PEER, 0, flags)
+    }
+
+    /// The hint in a peer-address field, if there is one.
+    pub fn decode(field: &PeerAddr) -> Option<PeerHint> {
+        let (k, _, b) = parse_small(field)?;
+        (k == kind::PEER).then_some(PeerHint {
+            takes_bursts: b & FLAG_TAKES_BURSTS != 0,
+        })
+    }
+
+    /// The hint appended to a request, if `tail` is exactly one.
+    pub fn decode_tail(tail: &[u8]) -> Option<PeerHint> {
+        let field: [u8; Self::LEN] = tail.try_into().ok()?;
+        Self::decode(&PeerAddr(field))
+    }
+
+    /// What a listener's cookie reply says of it: a hint, or an offer of encryption, which
+    /// only this implementation makes. `None` for UDT4 4.11 (an address is there).
+    pub fn in_cookie_reply(field: &PeerAddr) -> Option<PeerHint> {
+        Self::decode(field).or(Offer::decode(field).map(|_| Self::OURS))
     }
 }
 
@@ -207,10 +265,35 @@ mod tests {
             assert_eq!(RejectReason::decode(&r.encode()), Some(r));
             assert_eq!(Offer::decode(&r.encode()), None);
         }
-        // A real address (what 4.11 and clear listeners put there) is no extension.
+        // A real address (what 4.11 puts there) is no extension.
         let a = PeerAddr::from_ip("127.0.0.1".parse().unwrap());
         assert_eq!(Offer::decode(&a), None);
         assert_eq!(RejectReason::decode(&a), None);
+        assert_eq!(PeerHint::decode(&a), None);
+        assert_eq!(PeerHint::in_cookie_reply(&a), None);
+        let a6 = PeerAddr::from_ip("2001:db8::1".parse().unwrap());
+        assert_eq!(PeerHint::in_cookie_reply(&a6), None);
+    }
+
+    #[test]
+    fn peer_hint_round_trips_and_an_offer_implies_it() {
+        let h = PeerHint::OURS.encode();
+        assert_eq!(PeerHint::decode(&h), Some(PeerHint::OURS));
+        assert_eq!(PeerHint::decode_tail(&h.0), Some(PeerHint::OURS));
+        assert_eq!(PeerHint::decode_tail(&h.0[..15]), None);
+        assert_eq!(Offer::decode(&h), None);
+        assert_eq!(RejectReason::decode(&h), None);
+        let offer = Offer {
+            cipher: Cipher::Aes256Gcm,
+            required: false,
+        }
+        .encode();
+        assert_eq!(PeerHint::decode(&offer), None);
+        assert_eq!(PeerHint::in_cookie_reply(&offer), Some(PeerHint::OURS));
+        let none = PeerHint {
+            takes_bursts: false,
+        };
+        assert_eq!(PeerHint::decode(&none.encode()), Some(none));
     }
 
     #[test]

@@ -24,7 +24,7 @@ use thiserror::Error;
 
 use crate::config::{ConnectionConfig, SocketKind, MIN_MSS};
 use crate::connection::{Connection, Event, Opened};
-use crate::crypto::ext::{Offer, RejectReason};
+use crate::crypto::ext::{Offer, PeerHint, RejectReason};
 use crate::crypto::EncryptionMode;
 use crate::seq::SeqNo;
 use crate::time::Instant;
@@ -204,6 +204,11 @@ pub struct Transmit {
     pub destination: SocketAddr,
     /// Its length in the buffer passed to [`Endpoint::poll_transmit`], bytes.
     pub len: usize,
+    /// The receiver is this implementation (the handshake's peer hint,
+    /// [`Connection::peer_takes_bursts`]): a runtime may batch this datagram with other
+    /// connections' in segmentation-offload buffers while several send. False for UDT4 4.11
+    /// peers, rendezvous peers and handshake replies.
+    pub peer_takes_bursts: bool,
 }
 
 /// Errors of endpoint operations.
@@ -660,31 +665,35 @@ impl Endpoint {
             return;
         };
         // 4.11 listeners ignore handshakes whose body is not exactly 48 bytes; ours also take
-        // a second-phase request with an encryption hello appended when it has a secret.
+        // a second-phase request with a peer hint appended, or an encryption hello when it
+        // has a secret.
         let Control::Handshake(hs) = c.control else {
             self.stats.handshakes_refused += 1;
             return;
         };
         let encryption = listener.config.encryption.as_ref();
-        let tail_ok =
-            tail.is_empty() || (encryption.is_some() && hs.request != RequestType::REQUEST);
+        let hint = PeerHint::decode_tail(tail);
+        let tail_ok = tail.is_empty()
+            || (hs.request != RequestType::REQUEST && (hint.is_some() || encryption.is_some()));
         if c.body_len != HANDSHAKE_LEN + tail.len() || !tail_ok {
             self.stats.handshakes_refused += 1;
             return;
         }
         if hs.request == RequestType::REQUEST {
-            // First phase: echo the request with a cookie; keep no state. A listener with a
-            // secret offers encryption in the echo's peer-address field, which clients
-            // ignore in this reply, so the reply stays as long as the request.
+            // First phase: echo the request with a cookie; keep no state. The echo's
+            // peer-address field, which clients ignore in this reply (so the reply stays as
+            // long as the request), says that we are this implementation: an offer of
+            // encryption from a listener with a secret, the peer hint from one without.
             let mut echo = hs;
             echo.cookie = listener.cookies.issue(from, now);
-            if let Some(e) = encryption {
-                echo.peer_addr = Offer {
+            echo.peer_addr = match encryption {
+                Some(e) => Offer {
                     cipher: e.cipher,
                     required: e.mode == EncryptionMode::Required,
                 }
-                .encode();
-            }
+                .encode(),
+                None => PeerHint::OURS.encode(),
+            };
             self.reply(from, hs.socket_id, echo);
             return;
         }
@@ -727,21 +736,24 @@ impl Endpoint {
         let mut config = listener.config.clone();
         config.kind = kind;
         let hello = match &config.encryption {
-            Some(_) if !tail.is_empty() => Some((tail, self.key_seed())),
+            Some(_) if !tail.is_empty() && hint.is_none() => Some((tail, self.key_seed())),
             Some(e) if e.mode == EncryptionMode::Required => {
                 self.refuse(from, &hs, RejectReason::EncryptionRequired);
                 return;
             }
             _ => None,
         };
+        // Only this implementation appends a hint or a hello.
+        let takes_bursts = hint.map_or(hello.is_some(), |h| h.takes_bursts);
         let id = self.allocate_id();
-        let conn = match Connection::accept(now, config, id, from, &hs, hello) {
+        let mut conn = match Connection::accept(now, config, id, from, &hs, hello) {
             Ok(conn) => conn,
             Err(reason) => {
                 self.refuse(from, &hs, reason);
                 return;
             }
         };
+        conn.set_peer_takes_bursts(takes_bursts);
         let slot = self.conns.insert(conn);
         self.accepted_from.insert((from, hs.socket_id), id);
         if let Some(l) = self.listener.as_mut() {
@@ -851,6 +863,7 @@ impl Endpoint {
                 return Some(Transmit {
                     destination: to,
                     len,
+                    peer_takes_bursts: false,
                 });
             }
         }
@@ -870,9 +883,16 @@ impl Endpoint {
             conn.handle_timeout(now);
             let sent = conn.poll_transmit(now, buf);
             let destination = conn.peer_addr();
+            let peer_takes_bursts = conn.peer_takes_bursts();
             self.after_op(id, slot);
             match sent {
-                Some(len) => return Some(Transmit { destination, len }),
+                Some(len) => {
+                    return Some(Transmit {
+                        destination,
+                        len,
+                        peer_takes_bursts,
+                    })
+                }
                 None => {
                     // Nothing came out although the deadline had passed: make sure this
                     // connection cannot spin at the same instant.

@@ -502,3 +502,19 @@ pub fn spoofed_request(i: u32, second: bool) -> Vec<u8> {
     };
     handshake_bytes(SocketId(0), hs)
 }
+
+/// Makes the listener at `listener` answer as UDT4 4.11 does: its cookie replies carry an
+/// address in the peer-address field (4.11 echoes the client's), not the peer hint or offer
+/// of this implementation's listener.
+pub fn rewrite_cookie_replies_as_udt4(net: &mut Net, listener: SocketAddr) {
+    net.rewrite = Some(Box::new(move |from, data| {
+        // Header 16 bytes; handshake body: request type at 20, peer address at 32..48.
+        let is_handshake = data.len() >= 16 + HANDSHAKE_LEN && data[0] == 0x80 && data[1] == 0;
+        if from == listener
+            && is_handshake
+            && i32::from_be_bytes(data[36..40].try_into().unwrap()) == 1
+        {
+            data[48..64].copy_from_slice(&PeerAddr::from_ip("10.0.0.1".parse().unwrap()).0);
+        }
+    }));
+}

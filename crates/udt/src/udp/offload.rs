@@ -148,6 +148,7 @@ pub(crate) fn self_test() -> io::Result<()> {
             n,
             to.as_socket()
                 .ok_or_else(|| io::Error::other("no address"))?,
+            true,
         );
         off += n;
     }

@@ -21,12 +21,14 @@ const ARENA_BYTES: usize = SEND_BATCH * 1_500 + MAX_DATAGRAM;
 /// Control-message space per entry: one `UDP_SEGMENT` (a u16, 24 bytes with its header).
 const CMSG_WORDS: usize = 4;
 
-/// One queued datagram: where its bytes are in the arena, and where it goes.
+/// One queued datagram: where its bytes are in the arena, where it goes, and whether it may
+/// share a GSO buffer (see [`SendBatch::push`]).
 #[derive(Clone, Copy, Debug)]
 struct Item {
     offset: usize,
     len: usize,
     to: SocketAddr,
+    merge: bool,
 }
 
 /// A run of queued datagrams sent as one `sendmmsg` entry: one datagram, or a GSO buffer of
@@ -46,8 +48,6 @@ pub(crate) struct SendBatch {
     items: Vec<Item>,
     dests: Vec<SockAddr>,
     entries: Vec<Entry>,
-    /// Whether runs may be merged into GSO buffers (see [`SendBatch::allow_gso`]).
-    gso_allowed: bool,
 }
 
 impl SendBatch {
@@ -58,20 +58,7 @@ impl SendBatch {
             items: Vec::with_capacity(SEND_BATCH),
             dests: Vec::with_capacity(SEND_BATCH),
             entries: Vec::with_capacity(SEND_BATCH),
-            gso_allowed: true,
         }
-    }
-
-    /// Lets the next flushes merge runs into GSO buffers, or not. The runtime allows it only
-    /// while at most one connection of the port sends data. With GSO for 16 flows on one port
-    /// (their datagrams mixed in each buffer), our receiver now gets them fairly and 4 times
-    /// faster (Jain 0.996-1.000 in 19 of 20 runs, one at 0.864; 7.6-11.6 Gbit/s against
-    /// 2.6-3.1), but a UDT4 4.11 receiver, which reads one datagram per system call,
-    /// overflows: 30 000-90 000 packets retransmitted in 10 s and Jain 0.66-0.88, against
-    /// 1.000 without (docs/benchmarks.md). The sender cannot tell the two apart, so the
-    /// safe choice stays.
-    pub(crate) fn allow_gso(&mut self, allowed: bool) {
-        self.gso_allowed = allowed;
     }
 
     /// True when no further datagram fits: the batch must be flushed first.
@@ -86,12 +73,21 @@ impl SendBatch {
     }
 
     /// Commits the `len` bytes just written into [`next_buf`](Self::next_buf), for `to`.
-    pub(crate) fn push(&mut self, len: usize, to: SocketAddr) {
+    /// `merge`: the datagram may go in a GSO buffer with its neighbours to the same
+    /// destination. The runtime allows that while at most one connection of the port sends
+    /// data, and for any connection whose peer is this implementation (the handshake's peer
+    /// hint): with GSO for 16 flows on one port our receiver gets them fairly and 4 times
+    /// faster (Jain 0.996-1.000 in 19 of 20 runs, one at 0.864; 7.6-11.6 Gbit/s against
+    /// 2.6-3.1), but a UDT4 4.11 receiver, which reads one datagram per system call,
+    /// overflows: 30 000-90 000 packets retransmitted in 10 s and Jain 0.66-0.88, against
+    /// 1.000 without (`docs/benchmarks.md`).
+    pub(crate) fn push(&mut self, len: usize, to: SocketAddr, merge: bool) {
         let len = len.min(MAX_DATAGRAM);
         self.items.push(Item {
             offset: self.used,
             len,
             to,
+            merge,
         });
         self.dests.push(SockAddr::from(to));
         self.used += len;
@@ -107,6 +103,8 @@ impl SendBatch {
             if let Some(e) = open.as_mut() {
                 let head = self.items[e.first];
                 let fits = gso
+                    && head.merge
+                    && it.merge
                     && it.to == head.to
                     && it.len <= e.seg
                     && it.len > 0
@@ -142,7 +140,7 @@ impl SendBatch {
     /// fallback); its datagrams and the rest are then sent one per entry. Returns how many
     /// datagrams were refused for other reasons (counted as lost: UDP may drop anyway).
     pub(crate) fn flush_fd(&mut self, fd: RawFd, gso: &mut bool, counters: &IoCounters) -> usize {
-        self.plan(0, *gso && self.gso_allowed);
+        self.plan(0, *gso);
         let mut start = 0;
         let mut refused = 0;
         while start < self.entries.len() {
@@ -259,7 +257,7 @@ mod tests {
         let mut b = SendBatch::new();
         for &(len, port) in lens {
             b.next_buf();
-            b.push(len, SocketAddr::from(([127, 0, 0, 1], port)));
+            b.push(len, SocketAddr::from(([127, 0, 0, 1], port)), true);
         }
         b
     }
@@ -286,6 +284,18 @@ mod tests {
     }
 
     #[test]
+    fn only_datagrams_that_may_merge_share_a_buffer() {
+        let to = SocketAddr::from(([127, 0, 0, 1], 1));
+        let mut b = SendBatch::new();
+        for merge in [true, true, false, false, true, true] {
+            b.next_buf();
+            b.push(1472, to, merge);
+        }
+        b.plan(0, true);
+        assert_eq!(shape(&b), vec![(2, 1472), (1, 1472), (1, 1472), (2, 1472)]);
+    }
+
+    #[test]
     fn a_larger_datagram_starts_a_new_buffer() {
         let mut b = batch(&[(100, 1), (1472, 1), (1472, 1)]);
         b.plan(0, true);
@@ -309,7 +319,7 @@ mod tests {
         let mut n = 0;
         while !b.is_full() {
             b.next_buf();
-            b.push(9000, SocketAddr::from(([127, 0, 0, 1], 9)));
+            b.push(9000, SocketAddr::from(([127, 0, 0, 1], 9)), true);
             n += 1;
         }
         assert!(n >= 21, "{n} jumbo datagrams");
@@ -331,7 +341,7 @@ mod tests {
         let mut b = SendBatch::new();
         for k in 0..5u8 {
             b.next_buf()[..300].fill(k);
-            b.push(300, to);
+            b.push(300, to, true);
         }
         let counters = IoCounters::default();
         counters.gso.store(true, Ordering::Relaxed);
