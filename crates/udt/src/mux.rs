@@ -694,8 +694,10 @@ fn io_loop(mux: Arc<Mux>, port: UdpPort) {
         }
         // Delaying a wake-up (the grid, coalescing) is fine only while no connection paces
         // data: otherwise a paced send due just after a timer would be late.
+        let idle;
         if streaming && !sending {
             coalesce(&mux, deadline);
+            idle = false;
         } else if paced && quantum > 0 {
             if quantum != slack_for {
                 slack_for = quantum;
@@ -715,51 +717,58 @@ fn io_loop(mux: Arc<Mux>, port: UdpPort) {
             // 762 Mb/s (median of 10 runs) against 774-784 (medians of 5) without it. It
             // delays NAKs and ACK2s by up to a quantum; which of the two cost the throughput
             // was not traced.
-            if wait(&mux, &port, d, false, false) {
+            let end = wait(&mux, &port, d, false, false);
+            if let WaitEnd::Deadline { .. } = end {
                 last_paced_wake = Some(mux.clock.now());
                 IoCounters::add(&mux.counters.paced_wakeups, 1);
             }
+            idle = end == WaitEnd::Deadline { socket_idle: true };
         } else {
-            wait(&mux, &port, deadline, paced, !sending);
+            let end = wait(&mux, &port, deadline, paced, !sending);
+            idle = end == WaitEnd::Deadline { socket_idle: true };
         }
-        // Everything that arrived.
+        // Everything that arrived: nothing, when the wait just saw the socket empty (a paced
+        // sender at 1 Gbit/s wakes 4 000 times a second, and most of those wake-ups would
+        // spend a `recvmmsg` on finding so).
         let mut received = 0;
-        loop {
-            // An error (e.g. an ICMP error queued on the socket) means nothing to read.
-            let n = port.recv(&mut rb).unwrap_or_default();
-            received += rb.got.iter().map(|r| r.datagrams()).sum::<usize>();
-            if n == 0 {
-                break;
-            }
-            let mut st = mux.lock();
-            let now = mux.clock.now();
-            let wall = crate::clock::wall_now_ns();
-            for i in 0..n {
-                let r = rb.got[i];
-                // Kernel timestamps keep each datagram's true arrival time (packet pairs!);
-                // they are kept monotonic in case the wall clock stepped. The datagrams of a
-                // GRO buffer share its stamp (see `udp/recv.rs`).
-                let t = r
-                    .stamp
-                    .map_or(now, |s| Clock::from_wall(now, wall, s))
-                    .max(last_stamp);
-                last_stamp = t;
-                for datagram in rb.segments(i) {
-                    st.ep.handle_datagram(t, r.from, datagram);
+        if !idle {
+            loop {
+                // An error (e.g. an ICMP error queued on the socket) means nothing to read.
+                let n = port.recv(&mut rb).unwrap_or_default();
+                received += rb.got.iter().map(|r| r.datagrams()).sum::<usize>();
+                if n == 0 {
+                    break;
                 }
-            }
-            st.ep.handle_timeout(now);
-            transmit(&mut st, now, &port, &mut sb);
-            st.dispatch_events();
-            std::mem::swap(&mut st.wake, &mut wake);
-            std::mem::swap(&mut st.task_wake, &mut task_wake);
-            drop(st);
-            wake_all(&mut wake);
-            wake_tasks(&mut task_wake);
-            port.send(&mut sb);
-            mux.passed();
-            if n < BATCH {
-                break;
+                let mut st = mux.lock();
+                let now = mux.clock.now();
+                let wall = crate::clock::wall_now_ns();
+                for i in 0..n {
+                    let r = rb.got[i];
+                    // Kernel timestamps keep each datagram's true arrival time (packet pairs!);
+                    // they are kept monotonic in case the wall clock stepped. The datagrams of a
+                    // GRO buffer share its stamp (see `udp/recv.rs`).
+                    let t = r
+                        .stamp
+                        .map_or(now, |s| Clock::from_wall(now, wall, s))
+                        .max(last_stamp);
+                    last_stamp = t;
+                    for datagram in rb.segments(i) {
+                        st.ep.handle_datagram(t, r.from, datagram);
+                    }
+                }
+                st.ep.handle_timeout(now);
+                transmit(&mut st, now, &port, &mut sb);
+                st.dispatch_events();
+                std::mem::swap(&mut st.wake, &mut wake);
+                std::mem::swap(&mut st.task_wake, &mut task_wake);
+                drop(st);
+                wake_all(&mut wake);
+                wake_tasks(&mut task_wake);
+                port.send(&mut sb);
+                mux.passed();
+                if n < BATCH {
+                    break;
+                }
             }
         }
         streaming = received >= COALESCE_MIN_BATCH;
@@ -848,24 +857,36 @@ fn transmit(st: &mut State, now: Instant, port: &UdpPort, sb: &mut SendBatch) {
     }
 }
 
+/// How [`wait`] ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum WaitEnd {
+    /// The deadline passed. `socket_idle`: the `ppoll` that slept until it found no datagram
+    /// waiting, so reading the socket now would find nothing (or only what arrived in the
+    /// microseconds since, which the next pass reads: the socket stays readable).
+    Deadline { socket_idle: bool },
+    /// A datagram, a wake-up, or the end of a wait without a deadline.
+    Woken,
+}
+
 /// Sleeps until `deadline`, a datagram, or a wake-up: `ppoll` for most of the time, then,
 /// if `spin` (a paced send under per-packet pacing), a short spin for microsecond precision.
 /// Timers (ACK, keep-alive, ...) get no spin and, when `lazy` (no connection paces data), are
 /// rounded up to [`TIMER_GRID_US`]: with many idle connections their deadlines are frequent,
-/// and spinning or waking for each would cost more CPU than all the real work. Returns true
-/// when the deadline was reached (rather than a datagram or a wake-up ending the wait).
-fn wait(mux: &Mux, port: &UdpPort, deadline: Option<Instant>, spin: bool, lazy: bool) -> bool {
+/// and spinning or waking for each would cost more CPU than all the real work.
+fn wait(mux: &Mux, port: &UdpPort, deadline: Option<Instant>, spin: bool, lazy: bool) -> WaitEnd {
     let deadline = match deadline {
         Some(d) if lazy => Some(Instant::from_micros(
             d.as_micros().div_ceil(TIMER_GRID_US) * TIMER_GRID_US,
         )),
         d => d,
     };
+    // Whether the last `ppoll` found the socket empty when it timed out.
+    let mut socket_idle = false;
     loop {
         let now = mux.clock.now();
         let left_us = deadline.map(|d| d.as_micros().saturating_sub(now.as_micros()));
         if left_us == Some(0) {
-            return true;
+            return WaitEnd::Deadline { socket_idle };
         }
         let mut fds = [
             libc::pollfd {
@@ -904,12 +925,13 @@ fn wait(mux: &Mux, port: &UdpPort, deadline: Option<Instant>, spin: bool, lazy: 
             if fds[1].revents != 0 {
                 mux.waker.drain();
             }
-            return false;
+            return WaitEnd::Woken;
         }
         if deadline.is_none() {
             // Nothing scheduled: re-check the exit condition now and then.
-            return false;
+            return WaitEnd::Woken;
         }
+        socket_idle = rc == 0;
         if spin_now {
             std::hint::spin_loop();
         }
