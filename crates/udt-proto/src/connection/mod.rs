@@ -659,8 +659,8 @@ impl Connection {
     /// second at 1 Gbit/s, for a copy of 64 packets each; with the low-water mark a wake-up
     /// copies thousands. An eighth of the default buffer is still 3 200 packets of headroom
     /// before the sender runs dry, so throughput does not depend on the writer's latency.
-    /// Readiness ([`is_writable`](Self::is_writable)) is unaffected: a poller still sees any
-    /// free space when it asks.
+    /// [`is_writable`](Self::is_writable) still reports any free space when asked; a runtime
+    /// that refreshes readiness on events tells its pollers at the same mark.
     pub(crate) fn writable_low_water_pkts(&self) -> usize {
         (self.sndbuf.capacity_pkts() / 8).max(1)
     }
