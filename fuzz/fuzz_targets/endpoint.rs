@@ -10,11 +10,11 @@
 //!
 //! * nothing panics, every datagram either endpoint emits parses;
 //! * **no state before a valid cookie**: L's connection count grows only on a handshake with
-//!   a 48-byte body, not a first-phase request, whose cookie is one L would accept from that
-//!   address at that time (this period's or the previous one's), and by one connection at
-//!   most. What L would accept is asked of a *shadow* listener with L's seed and start time,
-//!   so the check does not trust L's own bookkeeping; the accept queue stays within the
-//!   backlog;
+//!   a body of at least 48 bytes (a peer-hint tail may follow), not a first-phase request,
+//!   whose cookie is one L would accept from that address at that time (this period's or the
+//!   previous one's), and by one connection at most. What L would accept is asked of a
+//!   *shadow* listener with L's seed and start time, so the check does not trust L's own
+//!   bookkeeping; the accept queue stays within the backlog;
 //! * **no amplification**: what L sends back to the source of a datagram addressed to
 //!   socket 0, right away, is no larger than that datagram;
 //! * **real clients still get in**: after whatever came before, a new client on a clean path
@@ -207,7 +207,8 @@ impl World {
             );
             let hs = match Packet::parse(bytes) {
                 Ok(Packet::Control(c)) => match c.control {
-                    Control::Handshake(hs) if c.body_len == HANDSHAKE_LEN => hs,
+                    // A handshake body, possibly followed by an extension tail (a peer hint).
+                    Control::Handshake(hs) if c.body_len >= HANDSHAKE_LEN => hs,
                     other => panic!("{other:?} created a connection"),
                 },
                 other => panic!("{other:?} created a connection"),
