@@ -667,12 +667,11 @@ fn client(a: ClientArgs) -> anyhow::Result<()> {
         });
     let per_conn_bytes = a.bytes.map(|b| b.div_ceil(a.parallel as u64));
     let sent = Arc::new(AtomicU64::new(0));
-    let acked = Arc::new(AtomicU64::new(0));
     let sending_done = Arc::new(AtomicU64::new(0));
     let cpu0 = cpu_seconds();
     let start = Instant::now();
     let mut handles = Vec::new();
-    let probe = Arc::new(Probe::default());
+    let mut conns: Vec<Arc<Progress>> = Vec::new();
     let mss = f64::from(builder.connection_config().mss);
     for i in 0..a.parallel {
         let sock = if a.rendezvous {
@@ -688,23 +687,20 @@ fn client(a: ClientArgs) -> anyhow::Result<()> {
                 builder = builder.reuse_addr(true).local_addr(sock.local_addr());
             }
         }
+        let progress = Arc::new(Progress::new(sock)?);
+        conns.push(Arc::clone(&progress));
         let sent = Arc::clone(&sent);
-        let acked = Arc::clone(&acked);
         let sending_done = Arc::clone(&sending_done);
-        let probe = (i == 0 && a.interval > 0.0 && !a.json).then(|| Arc::clone(&probe));
         let (mode, msg_size) = (a.mode, a.msg_size);
         handles.push(std::thread::spawn(
             move || -> anyhow::Result<(udt::PerfStats, u64, f64, bool, udt::IoStats)> {
-                let empty = sock.stats(false)?.byte_avail_snd_buf;
-                let mut progress = Progress::new(&sock, empty, &acked, probe.as_deref());
                 let conn_bytes = send(
-                    &sock,
+                    &progress,
                     mode,
                     msg_size,
                     per_conn_bytes,
                     duration.map(|d| start + d),
                     &sent,
-                    &mut progress,
                 )?;
                 sending_done.fetch_add(1, Ordering::Relaxed);
                 // The statistics count retransmissions until the last byte is acknowledged,
@@ -712,16 +708,14 @@ fn client(a: ClientArgs) -> anyhow::Result<()> {
                 // the same way, but the socket is gone afterwards). The interval reports keep
                 // showing what is acknowledged meanwhile: a slow drain is not a stall.
                 let drain_until = Instant::now() + DRAIN_LIMIT;
-                let mut stats = sock.stats(false)?;
-                while stats.byte_avail_snd_buf < empty && Instant::now() < drain_until {
+                let mut stats = progress.refresh()?;
+                while stats.byte_avail_snd_buf < progress.empty && Instant::now() < drain_until {
                     std::thread::sleep(Duration::from_millis(1));
-                    stats = sock.stats(false)?;
-                    progress.note(conn_bytes, &stats);
+                    stats = progress.refresh()?;
                 }
-                progress.note(conn_bytes, &stats);
-                let acknowledged = stats.byte_avail_snd_buf >= empty;
-                let io = sock.io_stats();
-                sock.close()?;
+                let acknowledged = stats.byte_avail_snd_buf >= progress.empty;
+                let io = progress.sock.io_stats();
+                progress.sock.close()?;
                 Ok((
                     stats,
                     conn_bytes,
@@ -739,8 +733,14 @@ fn client(a: ClientArgs) -> anyhow::Result<()> {
         std::thread::sleep(Duration::from_millis(20));
         let t = start.elapsed().as_secs_f64();
         if a.interval > 0.0 && !a.json && t >= next_report {
-            let (now_sent, now_acked) =
-                (sent.load(Ordering::Relaxed), acked.load(Ordering::Relaxed));
+            // Every line reads each connection's statistics afresh, here: a sender thread
+            // blocked in `send` (a full send buffer waits for an eighth of it to be
+            // acknowledged, which at start-up or at a low rate takes seconds) would leave
+            // them stale, and a line that repeats old values makes a slow start look like a
+            // stall.
+            let fresh: Vec<_> = conns.iter().map(|c| c.refresh().ok()).collect();
+            let now_acked: u64 = conns.iter().map(|c| c.acked.load(Ordering::Relaxed)).sum();
+            let now_sent = sent.load(Ordering::Relaxed);
             let draining = sending_done.load(Ordering::Relaxed) as usize == a.parallel;
             eprintln!(
                 "{:6.1} s  {:10.1} MB acknowledged {:8.1} Mb/s  {:8.1} MB outstanding{}{}",
@@ -751,7 +751,9 @@ fn client(a: ClientArgs) -> anyhow::Result<()> {
                     / 1e6,
                 now_sent.saturating_sub(now_acked) as f64 / 1e6,
                 if draining { " (draining)" } else { "" },
-                probe.describe(mss)
+                fresh[0]
+                    .as_ref()
+                    .map_or_else(String::new, |s| describe_conn(s, mss))
             );
             last_acked = now_acked;
             last_report = t;
@@ -812,69 +814,56 @@ fn client(a: ClientArgs) -> anyhow::Result<()> {
 /// (the linger time of the client's sockets).
 const DRAIN_LIMIT: Duration = Duration::from_secs(60);
 
-/// One connection's contribution to the interval reports: bytes its receiver acknowledged
-/// (queued minus what the send buffer still holds), refreshed at most every 50 ms from the
-/// connection's statistics, which also refresh the probe of the first connection.
-struct Progress<'a> {
-    sock: &'a Socket,
+/// One connection of the client: its socket, the bytes its sender thread has handed it, and
+/// how many of them its receiver has acknowledged (the bytes handed over less those the send
+/// buffer still holds), refreshed from its statistics by whichever thread reads them.
+struct Progress {
+    sock: Socket,
     /// Free send-buffer bytes of the idle connection.
     empty: u64,
-    /// This connection's last count, added into `total`.
-    mine: u64,
-    total: &'a AtomicU64,
-    probe: Option<&'a Probe>,
-    last: Option<Instant>,
+    /// Bytes handed to the socket so far; counted after each `send` returns, so never more
+    /// than the socket holds or has delivered.
+    queued: AtomicU64,
+    /// The most this connection has been seen to have acknowledged, bytes.
+    acked: AtomicU64,
 }
 
-impl<'a> Progress<'a> {
-    fn new(sock: &'a Socket, empty: u64, total: &'a AtomicU64, probe: Option<&'a Probe>) -> Self {
-        Progress {
+impl Progress {
+    fn new(sock: Socket) -> anyhow::Result<Self> {
+        let empty = sock.stats(false)?.byte_avail_snd_buf;
+        Ok(Progress {
             sock,
             empty,
-            mine: 0,
-            total,
-            probe,
-            last: None,
-        }
+            queued: AtomicU64::new(0),
+            acked: AtomicU64::new(0),
+        })
     }
 
-    /// After `queued` bytes were handed to the socket: refresh, at most every 50 ms.
-    fn tick(&mut self, queued: u64) {
-        if self
-            .last
-            .is_some_and(|t| t.elapsed() < Duration::from_millis(50))
-        {
-            return;
-        }
-        if let Ok(s) = self.sock.stats(false) {
-            self.note(queued, &s);
-        }
-    }
-
-    /// Records fresh statistics: acknowledged = queued − bytes still in the send buffer.
-    fn note(&mut self, queued: u64, s: &udt::PerfStats) {
-        self.last = Some(Instant::now());
+    /// Reads fresh statistics and records what they show acknowledged.
+    fn refresh(&self) -> udt::Result<udt::PerfStats> {
+        // `queued` before the statistics: bytes a send adds after this load are in the
+        // buffer's count but not in `queued`, which can only make the figure low, never
+        // high; the running maximum hides that.
+        let queued = self.queued.load(Ordering::Acquire);
+        let s = self.sock.stats(false)?;
         let held = self.empty.saturating_sub(s.byte_avail_snd_buf);
-        let acked = queued.saturating_sub(held).max(self.mine);
-        self.total.fetch_add(acked - self.mine, Ordering::Relaxed);
-        self.mine = acked;
-        if let Some(p) = self.probe {
-            p.set(*s);
-        }
+        self.acked
+            .fetch_max(queued.saturating_sub(held), Ordering::Relaxed);
+        Ok(s)
     }
 }
 
 /// Sends the pattern until `limit` bytes or `until`, counting into `sent`; returns the bytes
 /// this connection sent.
 fn send(
-    sock: &Socket,
+    conn: &Progress,
     mode: Mode,
     msg_size: usize,
     limit: Option<u64>,
     until: Option<Instant>,
     sent: &AtomicU64,
-    progress: &mut Progress<'_>,
 ) -> anyhow::Result<u64> {
+    let sock = &conn.sock;
     let chunk = match mode {
         Mode::Stream => 1 << 20,
         Mode::Message => msg_size,
@@ -897,44 +886,26 @@ fn send(
         };
         off += n as u64;
         sent.fetch_add(n as u64, Ordering::Relaxed);
-        progress.tick(off);
+        conn.queued.store(off, Ordering::Release);
     }
 }
 
-/// The latest statistics of one connection, refreshed by its sender thread (at most every
-/// 50 ms, while sending and while draining) for the interval reports, which show its
-/// congestion control at work.
-#[derive(Default)]
-struct Probe {
-    latest: std::sync::Mutex<Option<(Instant, udt::PerfStats)>>,
-}
-
-impl Probe {
-    fn set(&self, s: udt::PerfStats) {
-        *self.latest.lock().unwrap_or_else(|p| p.into_inner()) = Some((Instant::now(), s));
-    }
-
-    /// "rate R Mb/s, window W, in flight F, RTT T ms, link B Mb/s, retransmitted N" of the
-    /// connection, or nothing before its first refresh.
-    fn describe(&self, mss: f64) -> String {
-        let l = self.latest.lock().unwrap_or_else(|p| p.into_inner());
-        let Some((_, s)) = l.as_ref() else {
-            return String::new();
-        };
-        let rate = if s.us_pkt_snd_period > 0.0 {
-            mss * 8.0 / s.us_pkt_snd_period
-        } else {
-            0.0
-        };
-        format!(
-            "  [conn 1: rate {rate:.0} Mb/s, window {}, in flight {}, RTT {:.1} ms, link {:.0} Mb/s, retransmitted {}]",
-            s.pkt_congestion_window.min(s.pkt_flow_window),
-            s.pkt_flight_size,
-            s.ms_rtt,
-            s.mbps_bandwidth,
-            s.pkt_retrans_total
-        )
-    }
+/// "rate R Mb/s, window W, in flight F, RTT T ms, link B Mb/s, retransmitted N" of the
+/// first connection, from statistics `s` read for this line.
+fn describe_conn(s: &udt::PerfStats, mss: f64) -> String {
+    let rate = if s.us_pkt_snd_period > 0.0 {
+        mss * 8.0 / s.us_pkt_snd_period
+    } else {
+        0.0
+    };
+    format!(
+        "  [conn 1: rate {rate:.0} Mb/s, window {}, in flight {}, RTT {:.1} ms, link {:.0} Mb/s, retransmitted {}]",
+        s.pkt_congestion_window.min(s.pkt_flow_window),
+        s.pkt_flight_size,
+        s.ms_rtt,
+        s.mbps_bandwidth,
+        s.pkt_retrans_total
+    )
 }
 
 fn report(s: &Summary, json: bool, what: &str) {

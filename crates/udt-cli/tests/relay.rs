@@ -331,6 +331,72 @@ fn udt_transfer_through_a_lossy_delayed_path_is_exact() {
     );
 }
 
+/// `udt perf client`'s interval lines read the connection afresh while its sender thread is
+/// blocked in `send`: at 8 Mbit/s the default send buffer (37 MB) frees the eighth that wakes
+/// a blocked writer only after about 4.6 s, and lines that reused what the sender thread last
+/// saw showed nothing acknowledged and the same window and packets in flight throughout, as
+/// if the connection were stalled (issue 20: a slow path must not look like a stall).
+#[test]
+fn perf_client_lines_are_fresh_while_its_sender_is_blocked() {
+    let listener = udt::Builder::new()
+        .listen("127.0.0.1:0", 1)
+        .expect("listen");
+    let relay = Relay::start(
+        listener.local_addr(),
+        &["--rate", "8mbit", "--delay", "5ms", "--queue", "100"],
+    );
+    thread::spawn(move || {
+        if let Ok((sock, _)) = listener.accept() {
+            let mut buf = vec![0u8; 1 << 16];
+            while matches!(sock.recv(&mut buf), Ok(n) if n > 0) {}
+        }
+    });
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_udt"));
+    cmd.args(["perf", "client", &relay.addr.to_string()])
+        .args(["--time", "30", "--interval", "0.25"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    // SAFETY: prctl is async-signal-safe; the client dies with the test process.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
+    let mut client = cmd.spawn().expect("spawn udt perf client");
+    let stderr = client.stderr.take().expect("stderr");
+    // (seconds, MB acknowledged, the bracket with window and packets in flight)
+    let mut lines: Vec<(f64, f64, String)> = Vec::new();
+    for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+        eprintln!("client: {line}");
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let (Some(t), Some(mb)) = (
+            f.first().and_then(|x| x.parse::<f64>().ok()),
+            f.get(2).and_then(|x| x.parse::<f64>().ok()),
+        ) else {
+            continue;
+        };
+        let bracket = line.split_once('[').map_or("", |b| b.1).to_string();
+        lines.push((t, mb, bracket));
+        if t >= 3.0 {
+            break;
+        }
+    }
+    let _ = client.kill();
+    let _ = client.wait();
+    assert!(lines.len() >= 8, "too few interval lines: {lines:?}");
+    // Acknowledged by 3 s: about 3 MB at 8 Mbit/s, less at most the 1 MB chunk a blocked
+    // `send` has partly copied.
+    let acked = lines.last().map_or(0.0, |l| l.1);
+    assert!(acked >= 0.5, "nothing acknowledged in 3 s: {lines:?}");
+    let brackets: std::collections::HashSet<&str> = lines.iter().map(|l| l.2.as_str()).collect();
+    assert!(
+        brackets.len() >= 3,
+        "the window, packets in flight and RTT did not change: {lines:?}"
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // Faithfulness measurements (not tests: they print figures and assert nothing about timing).
 // Run them with a release build on an otherwise idle machine:
