@@ -97,7 +97,11 @@
 //!    follows it over the link; the queue then grew to an overflow or an early decrease,
 //!    which takes an eighth. A queue that stands longer than the drain takes (1 s + 2 RTT)
 //!    belongs to another flow: the flow makes one native decrease, to make room, and follows
-//!    the native rules for 10 s (`AloneDrain`).
+//!    the native rules for 10 s (`AloneDrain`). Without a credible capacity (a clumped
+//!    receiver withholds it) the flow drains the same way under its delivery rate once the
+//!    start-up is over, while that rate is at least 0.9 of the best of the last seconds and
+//!    no loss has been reported for 4 RTTs; a queue that outlasts the drain then only ends
+//!    the drain, with no decrease (`UdtCc::drain_delivery_pps`).
 
 use super::native::{IncreaseRule, NativeCc, NativeConfig};
 use super::own_queue::OwnQueue;
@@ -207,6 +211,11 @@ const ALONE_DRAIN_MIN: f64 = 0.005;
 const ALONE_DRAIN_MAX_US: u64 = 1_000_000;
 /// A flow whose queue outlasted its drain does not count itself alone for this long, µs.
 const ALONE_DOUBT_US: u64 = 10_000_000;
+/// Round trips without a loss report before a flow without a credible capacity trusts its
+/// delivery rate enough to drain under it (see [`UdtCc::drain_delivery_pps`]).
+const DRAIN_CLEAN_RTTS: u64 = 4;
+/// Shortest span over which [`UdtCc::standing_delivery_pps`] counts, µs.
+const STANDING_MEAN_MIN_US: u64 = 100_000;
 
 /// Whether a flow that delivers nearly all of a credible capacity is alone at its
 /// bottleneck, and so may drain the queue it builds by sending a little under its delivery
@@ -221,11 +230,15 @@ const ALONE_DOUBT_US: u64 = 10_000_000;
 /// [`ALONE_DOUBT_US`].
 #[derive(Clone, Copy, Debug, Default)]
 struct AloneDrain {
-    /// Since when the queue has stood while the flow delivered nearly all of a credible
-    /// capacity, if it has.
+    /// Since when the queue has stood while the flow could drain it (see
+    /// [`UdtCc::drain_delivery_pps`]), if it has.
     standing_since: Option<Instant>,
     /// The flow does not count itself alone until then.
     not_alone_until: Option<Instant>,
+    /// When the queue was first seen standing, and the packets acknowledged by then: the
+    /// bottleneck is busy all the while, so what is acknowledged since, per second, is its
+    /// rate (a flow alone) exactly, where the best of a few RTTs reads its high tail.
+    standing_mark: Option<(Instant, u64)>,
     /// Decreases made on finding the flow not alone.
     yields: u64,
 }
@@ -746,6 +759,8 @@ pub struct UdtCc {
     random_loss: RandomLoss,
     /// Last loss taken for congestion (or timeout).
     last_congestion: Option<Instant>,
+    /// Last loss report of any kind.
+    last_loss_report: Option<Instant>,
     /// The flow has decreased for congestion (or timed out) since it started: the first
     /// climb is over (see [`UdtCc::first_climb`]).
     congestion_met: bool,
@@ -812,6 +827,7 @@ impl UdtCc {
             loss_since_decrease: LossFraction::default(),
             random_loss: RandomLoss::default(),
             last_congestion: None,
+            last_loss_report: None,
             congestion_met: false,
             probing_since: None,
             plateau: Plateau::default(),
@@ -1246,7 +1262,7 @@ impl UdtCc {
         // at 400 ms while the 400 ms queue filled, and the overflow took 40 % of its packets.)
         if let Some(c) = self.credible_capacity(ctx) {
             let bound = self
-                .alone_drain_bound_pps(ctx, c)
+                .alone_drain_bound_pps(ctx)
                 .unwrap_or(c * (1.0 + RATE_HEADROOM));
             let floor_period = 1e6 / bound;
             if ctx.pkt_snd_period_us() < floor_period {
@@ -1254,7 +1270,10 @@ impl UdtCc {
             }
             return;
         }
-        if let Some(bound) = self.delivery_bound_pps(ctx) {
+        if let Some(bound) = self
+            .alone_drain_bound_pps(ctx)
+            .or_else(|| self.delivery_bound_pps(ctx))
+        {
             let floor_period = 1e6 / bound;
             if ctx.pkt_snd_period_us() < floor_period {
                 ctx.set_pkt_snd_period_us(floor_period);
@@ -1285,14 +1304,14 @@ impl UdtCc {
     /// and keep the native decreases through which their shares converge; a flow that
     /// delivers nearly all of the link when a newcomer arrives finds the queue outlasting its
     /// drain and makes room (see [`UdtCc::track_alone`]).
-    fn alone_drain_bound_pps(&self, ctx: &CcContext<'_>, c: f64) -> Option<f64> {
+    fn alone_drain_bound_pps(&self, ctx: &CcContext<'_>) -> Option<f64> {
         let (Some(since), None) = (self.alone.standing_since, self.alone.not_alone_until) else {
             return None;
         };
         if ctx.now().micros_since(since) > Self::alone_drain_max_us(ctx) {
             return None;
         }
-        let delivered = self.alone_delivery_pps(ctx, c)?;
+        let delivered = self.drain_delivery_pps(ctx)?;
         // The longer the queue stands, the more the flow gives up: the best delivery rate of
         // two RTTs can read a per cent or two high, and a drain under that noise left the
         // queue standing until the flow took itself for not alone.
@@ -1300,7 +1319,17 @@ impl UdtCc {
         let drain = (ALONE_DRAIN_PER_US * Self::queueing_us(ctx))
             .max(ALONE_DRAIN_MIN + EXCESS_DECREASE * standing)
             .min(EXCESS_DECREASE);
-        Some(delivered * (1.0 - drain))
+        let bound = delivered * (1.0 - drain);
+        if self.credible_capacity(ctx).is_some() {
+            return Some(bound);
+        }
+        // Without a capacity, as for the delivery bound: never lower than one decrease below
+        // the rate at the last congestion decrease (a delivery rate read behind lost
+        // retransmissions can be a fraction of the link).
+        let floor = self
+            .last_decrease_rate_pps
+            .map_or(0.0, |r| BOUND_FLOOR_OF_DECREASE_RATE * r);
+        Some(bound.max(floor))
     }
 
     /// The best delivery rate of the last two RTTs (packets/s, at most the capacity `c`) if
@@ -1328,6 +1357,60 @@ impl UdtCc {
         (delivered >= OWN_QUEUE_RATE_FRACTION * floor).then_some(delivered)
     }
 
+    /// What the drain of [`UdtCc::alone_drain_bound_pps`] keeps the rate under, packets/s:
+    /// with a credible capacity, [`UdtCc::alone_delivery_pps`]; without one (a clumped
+    /// receiver withholds it), the best delivery rate of the last two RTTs while no loss has
+    /// been reported for [`DRAIN_CLEAN_RTTS`] RTTs and a SYN, since a standing queue makes
+    /// the delivery rate the bottleneck's (or the flow's share of it) and a flow that sends
+    /// more than that only lengthens the queue; and only after the start-up, and while that
+    /// rate is at least [`OWN_QUEUE_RATE_FRACTION`] of the best of the last seconds. Behind
+    /// holes and lost retransmissions the delivery rate reads low (a quarter of the link,
+    /// for seconds), hence the clean stretch, that test, and the bound's floor in
+    /// [`UdtCc::alone_drain_bound_pps`].
+    ///
+    /// Without it such a flow's rate sat 1.5–3 % above the link (its probe, held by the
+    /// delivery bound's headroom), the queue grew 15–30 ms a second, and an early decrease
+    /// took an eighth off every 4–7 s (1 Gb/s, 100 ms, one BDP, clumps of up to 32 every
+    /// 125 µs: a dip to 0.91–0.94 of the link each time, in the simulator and through
+    /// `udt relay`).
+    fn drain_delivery_pps(&self, ctx: &CcContext<'_>) -> Option<f64> {
+        if let Some(c) = self.credible_capacity(ctx) {
+            return self.alone_delivery_pps(ctx, c);
+        }
+        // Nor during the start-up after slow start, whose queue is slow start's and which
+        // has its own rules for it.
+        let clean_us = DRAIN_CLEAN_RTTS * u64::from(ctx.rtt_us()) + crate::time::SYN_US;
+        if self.startup.is_some()
+            || self
+                .last_loss_report
+                .is_some_and(|t| ctx.now().micros_since(t) < clean_us)
+        {
+            return None;
+        }
+        // As with a capacity, only a flow that delivers nearly all it has delivered lately:
+        // the best rate of the last seconds stands in for the capacity.
+        let best = self.best_delivery.get();
+        self.recent_delivery
+            .peak_at(ctx.now(), Self::recent_delivery_window_us(ctx))
+            .filter(|&d| d > 0.0 && d >= OWN_QUEUE_RATE_FRACTION * best)
+            .map(|peak| self.standing_delivery_pps(ctx).unwrap_or(peak))
+    }
+
+    /// Packets acknowledged per second since the queue was first seen standing, once that
+    /// is [`STANDING_MEAN_MIN_US`] or two RTTs ago: the bottleneck's rate, for a flow alone.
+    /// The best delivery rate of a few RTTs reads its high tail instead, 1–2 % over the
+    /// link behind a clumped receiver, and a drain under that left the rate over the link
+    /// (1 Gb/s, 10 ms, one BDP: the queue still grew to an early decrease every 3.5 s).
+    fn standing_delivery_pps(&self, ctx: &CcContext<'_>) -> Option<f64> {
+        let (at, acked) = self.alone.standing_mark?;
+        let span = ctx.now().micros_since(at);
+        if span < STANDING_MEAN_MIN_US.max(2 * u64::from(ctx.rtt_us())) {
+            return None;
+        }
+        let n = ctx.acked_pkts().saturating_sub(acked);
+        (n > 0).then(|| n as f64 * 1e6 / span as f64)
+    }
+
     /// How long a queue may stand under [`UdtCc::alone_drain_bound_pps`] before the flow
     /// concludes it is not alone, µs: the drain empties the flow's own queue within about a
     /// second, and the queue shows that a round trip late.
@@ -1352,21 +1435,26 @@ impl UdtCc {
         // stood meanwhile, with no drain to outlast, took the flow for not alone: the native
         // increase then filled the one-BDP queue and its overflow took an eighth (four of
         // nine traced 30 s runs: 892–923 Mb/s, against 926–931 for the other five).
-        let can_drain = self
-            .credible_capacity(ctx)
-            .is_some_and(|c| self.alone_delivery_pps(ctx, c).is_some());
+        let can_drain = self.drain_delivery_pps(ctx).is_some();
         if self.native.in_slow_start() || !self.queue_standing(ctx) || !can_drain {
             self.alone.standing_since = None;
+            self.alone.standing_mark = None;
             return false;
         }
         let since = *self.alone.standing_since.get_or_insert(now);
+        self.alone
+            .standing_mark
+            .get_or_insert((now, ctx.acked_pkts()));
         if self.alone.not_alone_until.is_some()
             || now.micros_since(since) <= Self::alone_drain_max_us(ctx)
         {
             return false;
         }
         self.alone.not_alone_until = Some(now.plus_micros(ALONE_DOUBT_US));
-        if self.decrease_held(ctx) {
+        // Without a capacity the flow cannot tell that it holds nearly all of the link, so it
+        // does not make room at once: it goes back to the delivery bound and the early
+        // decrease, as before it drained.
+        if self.decrease_held(ctx) || self.credible_capacity(ctx).is_none() {
             return false;
         }
         self.alone.yields += 1;
@@ -2046,6 +2134,7 @@ impl CongestionControl for UdtCc {
     }
 
     fn on_loss(&mut self, ctx: &mut CcContext<'_>, losses: &[SeqRange]) {
+        self.last_loss_report = Some(ctx.now());
         self.accrue_rate_use(ctx);
         self.drain_own_queue(ctx);
         let interval = Self::loss_interval_us(ctx);
@@ -3028,6 +3117,47 @@ mod tests {
         d.inputs.bandwidth_pps = 85_000;
         drains_for_100_ms(&mut d);
         assert_eq!(d.cc.alone.yields, 0);
+    }
+
+    #[test]
+    fn a_flow_without_a_capacity_drains_its_queue_under_a_clean_delivery_rate() {
+        // A clumped receiver withholds its capacity; the path delivers 83 333 packets/s.
+        // `loss_within_the_clean_stretch`: a loss is reported as the queue starts to stand.
+        let run = |loss_within_the_clean_stretch: bool| {
+            let mut d = Drive::new();
+            d.inputs.capacity_reported = false;
+            d.inputs.delivery_rate_pps = 83_333.0;
+            d.inputs.sent_rate_rtt_ago_pps = 85_000.0;
+            d.step(10_000, 100);
+            d.step(10_000, 130);
+            d.step(10_000, 130);
+            assert!(!d.cc.in_slow_start());
+            // Past the start-up (2 s at most).
+            d.steps(250, 100);
+            assert!(d.cc.startup.is_none());
+            // The probe has taken the rate past the link and a queue stands.
+            d.send_at(85_000.0);
+            if loss_within_the_clean_stretch {
+                d.lose_newest();
+            }
+            for _ in 0..10 {
+                d.step(10_000, 112);
+            }
+            d.rate()
+        };
+        let clean = run(false);
+        assert!(
+            clean <= 83_333.0 * (1.0 - ALONE_DRAIN_MIN) + 1.0,
+            "under the delivery rate: {clean}"
+        );
+        assert!(
+            clean >= 83_333.0 * (1.0 - EXCESS_DECREASE) - 1.0,
+            "no native decrease: {clean}"
+        );
+        // Behind a hole the delivery rate reads low: the bound stays the delivery rate plus
+        // its headroom.
+        let lossy = run(true);
+        assert!(lossy > 83_333.0, "no drain after a loss: {lossy}");
     }
 
     #[test]
