@@ -1681,8 +1681,18 @@ impl UdtCc {
                 self.rc_queue_events = (events + 1, ctx.now());
             }
         }
+        // A drain under the delivery rate (see `track_alone`) that has lasted long enough to
+        // measure the bottleneck has found the path's limit as surely as a queue event: the
+        // probe starts again from its first step once the queue is gone. (Draining, the
+        // flow's delivery keeps up with what it sends, so the queue events never count; the
+        // probe had doubled to the whole rate meanwhile, took the rate 7 % over the link
+        // within half a second of the drain's end, and the queue rose to an early decrease:
+        // 1 Gb/s, 10 ms, clumped, every 3.5 s, 0.908 of the link. Reset by any drain, as
+        // soon as it began, the host stalls' lifted RTT samples restarted the probe again
+        // and again: 100 Mb/s, 100 ms, 0.1 % loss, stalls, 0.886 → 0.830.)
         if rate < RECOVERY_BELOW * self.best_delivery.get()
             || self.rc_queue_events.0 >= PROBE_RESET_QUEUE_EVENTS
+            || self.standing_delivery_pps(ctx).is_some()
         {
             self.probing_since = None;
         } else if self.probing_since.is_none() {
@@ -3158,6 +3168,38 @@ mod tests {
         // its headroom.
         let lossy = run(true);
         assert!(lossy > 83_333.0, "no drain after a loss: {lossy}");
+    }
+
+    #[test]
+    fn after_a_drain_without_a_capacity_the_probe_starts_again_from_its_first_step() {
+        let mut d = Drive::new();
+        d.inputs.capacity_reported = false;
+        d.inputs.delivery_rate_pps = 83_333.0;
+        d.inputs.sent_rate_rtt_ago_pps = 83_333.0;
+        d.step(10_000, 100);
+        d.step(10_000, 130);
+        d.step(10_000, 130);
+        assert!(!d.cc.in_slow_start());
+        // Past the start-up and its first climb (a congestion decrease ends that), and long
+        // enough without a queue for the probe to have doubled to the whole rate: the path
+        // delivers everything sent.
+        d.cc.congestion_met = true;
+        d.steps(400, 100);
+        d.with(|cc, ctx| assert!(cc.probe_fraction(ctx.now()) >= 1.0));
+        // A queue stands and the flow drains it...
+        d.send_at(85_000.0);
+        for _ in 0..30 {
+            d.step(10_000, 112);
+        }
+        assert!(d.rate() < 83_333.0, "drained: {}", d.rate());
+        // ... and once it is gone, the probe climbs from its first step, not from where it
+        // had doubled to.
+        d.steps(30, 100);
+        assert!(
+            d.rate() < 83_333.0 * 1.03,
+            "0.3 s after the drain: {}",
+            d.rate()
+        );
     }
 
     #[test]
