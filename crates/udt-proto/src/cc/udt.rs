@@ -1359,8 +1359,10 @@ impl UdtCc {
 
     /// What the drain of [`UdtCc::alone_drain_bound_pps`] keeps the rate under, packets/s:
     /// with a credible capacity, [`UdtCc::alone_delivery_pps`]; without one (a clumped
-    /// receiver withholds it), the best delivery rate of the last two RTTs while no loss has
-    /// been reported for [`DRAIN_CLEAN_RTTS`] RTTs and a SYN, since a standing queue makes
+    /// receiver withholds it), what was acknowledged per second since the queue stood
+    /// ([`UdtCc::standing_delivery_pps`]; until that is known, the best delivery rate of the
+    /// last two RTTs), while no loss has been reported for [`DRAIN_CLEAN_RTTS`] RTTs and a
+    /// SYN, since a standing queue makes
     /// the delivery rate the bottleneck's (or the flow's share of it) and a flow that sends
     /// more than that only lengthens the queue; and only after the start-up, and while that
     /// rate is at least [`OWN_QUEUE_RATE_FRACTION`] of the best of the last seconds. Behind
