@@ -18,6 +18,17 @@ use serde_json::Value;
 /// Longest wait for anything in these tests; only reached when something is broken.
 const PATIENCE: Duration = Duration::from_secs(30);
 
+/// Has the child `cmd` starts killed when the test process dies.
+fn dies_with_the_test(cmd: &mut Command) {
+    // SAFETY: prctl is async-signal-safe, and the closure touches nothing else.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
+}
+
 /// A running relay, killed if the test ends early.
 struct Relay {
     child: Child,
@@ -37,13 +48,7 @@ impl Relay {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        // SAFETY: prctl is async-signal-safe; the relay dies with the test process.
-        unsafe {
-            cmd.pre_exec(|| {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                Ok(())
-            });
-        }
+        dies_with_the_test(&mut cmd);
         let mut child = cmd.spawn().expect("spawn udt relay");
         let stderr = child.stderr.take().expect("stderr");
         let stdout = child.stdout.take().expect("stdout");
@@ -357,13 +362,7 @@ fn perf_client_lines_are_fresh_while_its_sender_is_blocked() {
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
-    // SAFETY: prctl is async-signal-safe; the client dies with the test process.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            Ok(())
-        });
-    }
+    dies_with_the_test(&mut cmd);
     let mut client = cmd.spawn().expect("spawn udt perf client");
     let stderr = client.stderr.take().expect("stderr");
     // (seconds, MB acknowledged, the bracket with window and packets in flight)

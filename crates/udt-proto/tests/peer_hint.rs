@@ -28,6 +28,22 @@ fn pair(seed: u64, server: ConnectionConfig) -> Net {
     net
 }
 
+/// A first-phase request as a UDT4 4.11 client sends it from 10.0.0.2: initial sequence
+/// number `isn`, socket `id`.
+fn first_phase_request(isn: u32, id: u32) -> Handshake {
+    Handshake {
+        version: UDT_VERSION,
+        socket_type: SocketType::STREAM,
+        isn: SeqNo::new(isn).unwrap(),
+        mss: 1500,
+        flow_window: 8192,
+        request: RequestType::REQUEST,
+        socket_id: SocketId(id),
+        cookie: 0,
+        peer_addr: PeerAddr::from_ip("10.0.0.2".parse().unwrap()),
+    }
+}
+
 /// Every handshake the node at `node` sends, as (datagram length, handshake).
 fn record_handshakes(net: &mut Net, node: usize) -> Rc<RefCell<Vec<(usize, Handshake)>>> {
     let log = Rc::new(RefCell::new(Vec::new()));
@@ -122,17 +138,7 @@ fn a_client_that_speaks_as_udt4_is_not_taken_for_ours_and_the_reply_does_not_gro
     let mut net = pair(4, ConnectionConfig::default());
     let server_log = record_handshakes(&mut net, SERVER);
     let from = "10.0.0.1:5000".parse().unwrap();
-    let mut hs = Handshake {
-        version: UDT_VERSION,
-        socket_type: SocketType::STREAM,
-        isn: SeqNo::new(1234).unwrap(),
-        mss: 1500,
-        flow_window: 8192,
-        request: RequestType::REQUEST,
-        socket_id: SocketId(77),
-        cookie: 0,
-        peer_addr: PeerAddr::from_ip("10.0.0.2".parse().unwrap()),
-    };
+    let mut hs = first_phase_request(1234, 77);
     let now = net.now;
     let req = handshake_bytes(SocketId(0), hs);
     net.nodes[SERVER].ep.handle_datagram(now, from, &req);
@@ -160,17 +166,7 @@ fn a_listener_refuses_a_second_phase_request_with_a_tail_it_does_not_know() {
     let mut net = pair(5, ConnectionConfig::default());
     let server_log = record_handshakes(&mut net, SERVER);
     let from = "10.0.0.1:5000".parse().unwrap();
-    let mut hs = Handshake {
-        version: UDT_VERSION,
-        socket_type: SocketType::STREAM,
-        isn: SeqNo::new(99).unwrap(),
-        mss: 1500,
-        flow_window: 8192,
-        request: RequestType::REQUEST,
-        socket_id: SocketId(78),
-        cookie: 0,
-        peer_addr: PeerAddr::from_ip("10.0.0.2".parse().unwrap()),
-    };
+    let mut hs = first_phase_request(99, 78);
     let now = net.now;
     net.nodes[SERVER]
         .ep

@@ -2434,6 +2434,25 @@ mod tests {
             self.leave_slow_start_at_flow_window();
         }
 
+        /// A flow whose receiver reports no capacity, on a path that delivers 83 333
+        /// packets/s (1 Gb/s) and got `sent_rtt_ago` packets/s from it a round trip ago, past
+        /// slow start (a 30 ms queue ends it), its start-up (2 s at most) and, with
+        /// `congestion_met`, its first climb.
+        fn past_the_start_up_without_a_capacity(sent_rtt_ago: f64, congestion_met: bool) -> Self {
+            let mut d = Drive::new();
+            d.inputs.capacity_reported = false;
+            d.inputs.delivery_rate_pps = 83_333.0;
+            d.inputs.sent_rate_rtt_ago_pps = sent_rtt_ago;
+            d.step(10_000, 100);
+            d.step(10_000, 130);
+            d.step(10_000, 130);
+            assert!(!d.cc.in_slow_start());
+            d.cc.congestion_met |= congestion_met;
+            d.steps(250, 100);
+            assert!(d.cc.startup.is_none());
+            d
+        }
+
         /// Ends slow start at a 50-packet flow window, with no queue.
         fn leave_slow_start_at_flow_window(&mut self) {
             self.inputs.max_cwnd_pkts = 50.0;
@@ -3136,17 +3155,7 @@ mod tests {
         // A clumped receiver withholds its capacity; the path delivers 83 333 packets/s.
         // `loss_within_the_clean_stretch`: a loss is reported as the queue starts to stand.
         let run = |loss_within_the_clean_stretch: bool| {
-            let mut d = Drive::new();
-            d.inputs.capacity_reported = false;
-            d.inputs.delivery_rate_pps = 83_333.0;
-            d.inputs.sent_rate_rtt_ago_pps = 85_000.0;
-            d.step(10_000, 100);
-            d.step(10_000, 130);
-            d.step(10_000, 130);
-            assert!(!d.cc.in_slow_start());
-            // Past the start-up (2 s at most).
-            d.steps(250, 100);
-            assert!(d.cc.startup.is_none());
+            let mut d = Drive::past_the_start_up_without_a_capacity(85_000.0, false);
             // The probe has taken the rate past the link and a queue stands.
             d.send_at(85_000.0);
             if loss_within_the_clean_stretch {
@@ -3174,19 +3183,11 @@ mod tests {
 
     #[test]
     fn after_a_drain_without_a_capacity_the_probe_starts_again_from_its_first_step() {
-        let mut d = Drive::new();
-        d.inputs.capacity_reported = false;
-        d.inputs.delivery_rate_pps = 83_333.0;
-        d.inputs.sent_rate_rtt_ago_pps = 83_333.0;
-        d.step(10_000, 100);
-        d.step(10_000, 130);
-        d.step(10_000, 130);
-        assert!(!d.cc.in_slow_start());
         // Past the start-up and its first climb (a congestion decrease ends that), and long
         // enough without a queue for the probe to have doubled to the whole rate: the path
         // delivers everything sent.
-        d.cc.congestion_met = true;
-        d.steps(400, 100);
+        let mut d = Drive::past_the_start_up_without_a_capacity(83_333.0, true);
+        d.steps(150, 100);
         d.with(|cc, ctx| assert!(cc.probe_fraction(ctx.now()) >= 1.0));
         // A queue stands and the flow drains it...
         d.send_at(85_000.0);
