@@ -1653,3 +1653,61 @@ fn drop_request_spanning_half_the_sequence_space_is_refused() {
         "the packets after the bogus request are never acknowledged"
     );
 }
+
+/// Not hostile but fragile: a 4.11 sender that gives up on a partly sent message sends the drop
+/// request first and only then counts the rest of the message (and one number more) as sent
+/// (spec §10.7), and it breaks the connection on a full ACK past what it counts (§10.4). So
+/// for one SYN after a request that reaches past what arrived, the receiver acknowledges only
+/// what arrived; then the whole dropped range.
+#[test]
+fn ack_past_a_drop_request_waits_until_the_sender_has_counted_it() {
+    let mut h = Harness::new(SocketKind::Message, 0, SeqNo::from_masked(1000));
+    // Message 1 has seven packets (offsets 0..=6); 0 and 2 arrive, 1 is lost, 3.. not sent.
+    h.apply(&Op::Run {
+        start: Seq::Isn(0),
+        count: 1,
+        word1: 0x8000_0001,
+    });
+    h.apply(&Op::Run {
+        start: Seq::Isn(2),
+        count: 1,
+        word1: 0x0000_0001,
+    });
+    // Wait for an ACK timer to fire, then half a period more, so the next one falls inside
+    // the hold.
+    let seen = h.acks_seen;
+    for _ in 0..200 {
+        if h.acks_seen > seen {
+            break;
+        }
+        h.apply(&Op::Advance(100));
+    }
+    assert!(h.acks_seen > seen, "no ACK within 20 ms");
+    assert_eq!(h.last_ack, Some(h.isn.add(1)), "the hole at offset 1");
+    h.apply(&Op::Advance(5_000));
+    // 4.11's request for the lost packet: from it to one past the message's end.
+    h.apply(&Op::Drop {
+        msg: 1,
+        first: Seq::Isn(1),
+        last: Seq::Isn(7),
+    });
+    let mut acks = Vec::new();
+    for step in 1..=300u64 {
+        let before = h.acks_seen;
+        h.apply(&Op::Advance(100));
+        if h.acks_seen > before {
+            acks.push((step * 100, h.off(h.last_ack.unwrap())));
+        }
+    }
+    let in_hold: Vec<_> = acks.iter().filter(|(t, _)| *t < 10_000).collect();
+    assert!(!in_hold.is_empty(), "no ACK during the hold: {acks:?}");
+    assert!(
+        in_hold.iter().all(|&&(_, off)| off <= 3),
+        "an ACK during the hold named more than what arrived: {acks:?}"
+    );
+    assert_eq!(
+        acks.last().map(|a| a.1),
+        Some(8),
+        "the dropped range is acknowledged after the hold: {acks:?}"
+    );
+}

@@ -359,6 +359,7 @@ impl Connection {
         self.snd_last_ack = send_isn;
         self.rcvbuf = RecvBuffer::new(self.config.effective_recv_buffer_pkts() as usize, recv_isn);
         self.rcv_curr_seq = recv_isn.prev();
+        self.rcv_seen_seq = recv_isn.prev();
         self.rcv_last_ack = recv_isn;
         self.rcv_last_ack_ack = recv_isn;
         self.next_ack_time = now.plus_micros(SYN_US);

@@ -201,8 +201,14 @@ pub struct Connection {
     // Receiver (spec §8.2, §9).
     rcvbuf: RecvBuffer,
     rcv_loss: ReceiverLossList,
-    /// Largest sequence number received (4.11 `RcvCurrSeqNo`).
+    /// Largest sequence number received (4.11 `RcvCurrSeqNo`); a drop request may move it
+    /// past anything that arrived.
     rcv_curr_seq: SeqNo,
+    /// Largest sequence number of a data packet that actually arrived.
+    rcv_seen_seq: SeqNo,
+    /// Until then, no ACK may name more than `rcv_seen_seq + 1`: a drop request moved
+    /// `rcv_curr_seq` past what the sender may yet count as sent (see `on_drop_request`).
+    drop_ack_hold_until: Option<Instant>,
     /// ACK number of the last full ACK (4.11 `RcvLastAck`).
     rcv_last_ack: SeqNo,
     /// Largest ACK number confirmed by ACK2 (4.11 `RcvLastAckAck`).
@@ -318,6 +324,8 @@ impl Connection {
             rcvbuf: RecvBuffer::new(2, SeqNo::default()),
             rcv_loss: ReceiverLossList::new(),
             rcv_curr_seq: SeqNo::default(),
+            rcv_seen_seq: SeqNo::default(),
+            drop_ack_hold_until: None,
             rcv_last_ack: SeqNo::default(),
             rcv_last_ack_ack: SeqNo::default(),
             ack_no: AckNo::default(),
