@@ -175,6 +175,10 @@ pub struct Connection {
     /// Retransmissions not yet acknowledged (to find lost ones).
     retx_watch: retx_watch::RetxWatch,
     head_clock: head_clock::HeadClock,
+    /// The last head sent again unreported (see `head_clock`), and the last packet sent by
+    /// then: a tail loss shows as the next head timing out too (see
+    /// `check_lost_retransmissions`).
+    unreported_resend: Option<(SeqNo, SeqNo)>,
     /// The highest sequence number any loss report has named (see `sender::on_nak`).
     highest_nak_named: Option<SeqNo>,
     /// A loss report named a packet at or below one an earlier report named: the peer reports
@@ -312,6 +316,7 @@ impl Connection {
             warning_stretch: 1.0,
             retx_watch: retx_watch::RetxWatch::default(),
             head_clock: head_clock::HeadClock::default(),
+            unreported_resend: None,
             highest_nak_named: None,
             peer_repeats_naks: false,
             delivery: DeliveryRate::new(),
