@@ -632,11 +632,12 @@ struct Startup {
 ///
 /// The step is at least deep enough to drain the queue. Behind one FIFO queue every flow
 /// sees its packets delivered at the same fraction of what it sent (the link over what
-/// arrives), so the native eighth leaves flows that together send more than 8/7 of the link
-/// above it: eight flows of 1–350 ms on 1.5 Gb/s sent 15–20 % more than they delivered after
-/// their early decreases, the queue overflowed a second later, and 2.5 % of all packets were
-/// dropped. Each flow therefore also scales its rate by that fraction, less
-/// [`EARLY_DRAIN_OF_PASSED`]: the same factor for every flow, so shares are kept.
+/// arrives), so the native step (the period × 1.125: the rate × 8/9) leaves flows that
+/// together send more than 9/8 of the link above it: eight flows of 1–350 ms on 1.5 Gb/s
+/// sent 15–20 % more than they delivered after their early decreases, the queue overflowed a
+/// second later, and 2.5 % of all packets were dropped. Each flow therefore also scales its
+/// rate by that fraction, less [`EARLY_DRAIN_OF_PASSED`]: the same factor for every flow,
+/// so shares are kept.
 ///
 /// Only a queue the flow builds itself is answered early: after an early decrease, the next
 /// one waits until the queue has drained below [`EARLY_REARM_FRACTION`] of the depth. A
@@ -3087,7 +3088,7 @@ mod tests {
 
     /// Flows that together send a quarter more than the link fill one queue: each gets 0.8 of
     /// what it sent a round trip ago. An early decrease takes each under what the queue passes
-    /// it, whatever its share, and keeps the shares; an eighth off would leave them above.
+    /// it, whatever its share, and keeps the shares; the native 8/9 would leave them above.
     #[test]
     fn early_decrease_drains_a_queue_that_flows_together_overfill() {
         let after_early_decrease = |rate: f64| {
@@ -3117,7 +3118,7 @@ mod tests {
         );
         assert!(
             large <= 0.95 * 0.8 * 60_000.0 + 1.0,
-            "{large} packets/s; an eighth off is 52 500"
+            "{large} packets/s; the native step alone leaves 53 333"
         );
         assert!(
             (large / small - 3.0).abs() < 0.01,
