@@ -2519,6 +2519,19 @@ mod tests {
             assert!(self.cc.congestion_met, "a congestion decrease");
         }
 
+        /// Slow start ends on a queue; a second later the queue reaches 100 ms and
+        /// overflows: the first congestion decrease, which shows the early decrease its depth.
+        fn overflow_a_100_ms_queue(&mut self) {
+            self.step(10_000, 100);
+            self.step(10_000, 130);
+            self.step(10_000, 130);
+            assert!(!self.cc.in_slow_start());
+            self.steps(100, 100);
+            self.step(10_000, 190);
+            self.step(10_000, 200);
+            self.lose_newest();
+        }
+
         fn lose_newest(&mut self) {
             self.lose(self.inputs.snd_curr_seq);
         }
@@ -3031,15 +3044,7 @@ mod tests {
     #[test]
     fn early_decrease_answers_a_queue_the_flow_builds_before_it_overflows_again() {
         let mut d = Drive::new();
-        // Slow start ends on a queue; then the 100 ms queue overflows.
-        d.step(10_000, 100);
-        d.step(10_000, 130);
-        d.step(10_000, 130);
-        assert!(!d.cc.in_slow_start());
-        d.steps(100, 100);
-        d.step(10_000, 190);
-        d.step(10_000, 200);
-        d.lose_newest();
+        d.overflow_a_100_ms_queue();
         let depth = d.cc.early.depth_us.expect("a depth");
         assert!((depth - 100_000.0).abs() < 10.0, "depth {depth} µs");
         // The queue the decrease leaves drains slowly, and behind the holes delivery reads
@@ -3093,14 +3098,7 @@ mod tests {
     fn early_decrease_drains_a_queue_that_flows_together_overfill() {
         let after_early_decrease = |rate: f64| {
             let mut d = Drive::new();
-            d.step(10_000, 100);
-            d.step(10_000, 130);
-            d.step(10_000, 130);
-            assert!(!d.cc.in_slow_start());
-            d.steps(100, 100);
-            d.step(10_000, 190);
-            d.step(10_000, 200);
-            d.lose_newest();
+            d.overflow_a_100_ms_queue();
             // The loss's decrease drains the queue; then the flows overfill it again.
             d.steps(100, 105);
             d.inputs.sent_rate_rtt_ago_pps = rate;
