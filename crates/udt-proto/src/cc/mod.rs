@@ -77,6 +77,14 @@ pub struct CcInputs {
     /// [`DELIVERY_WINDOW_MIN_US`]), measured by the sender from the progress of ACKs; 0 until
     /// known. Unlike the receiver's reports, it does not depend on packet spacing.
     pub delivery_rate_pps: f64,
+    /// Packets per second the peer is known to have received over the same window as
+    /// [`CcInputs::delivery_rate_pps`] (0 until known): the cumulative ACK's progress and,
+    /// past it, the packet after each range a NAK reports lost, less the packets reported
+    /// lost for the first time (`estimate::receipt`). A hole holds the cumulative ACK back
+    /// for a round trip or more; this rate does not wait for it, so under random loss it
+    /// reads what the path carries where the delivery rate swings from near zero to several
+    /// times it. It counts from the peer's ACKs and NAKs alone, so a UDT4 peer gives it too.
+    pub receipt_rate_pps: f64,
     /// Packets acknowledged since the connection started.
     pub acked_pkts: u64,
     /// New packets per second the sender sent over the window of
@@ -208,8 +216,8 @@ impl<'a> CcContext<'a> {
         }
     }
 
-    /// The rates [`CcInputs::rcv_rate_pps`], [`CcInputs::delivery_rate_pps`] and
-    /// [`CcInputs::sent_rate_rtt_ago_pps`] are not in `inputs` (they hold placeholders) but
+    /// The rates [`CcInputs::rcv_rate_pps`], [`CcInputs::delivery_rate_pps`],
+    /// [`CcInputs::receipt_rate_pps`] and [`CcInputs::sent_rate_rtt_ago_pps`] are not in `inputs` (they hold placeholders) but
     /// measured by `measure` the first time a hook reads one of them, or
     /// [`CcContext::inputs`]; at most once per context.
     ///
@@ -288,6 +296,11 @@ impl<'a> CcContext<'a> {
     /// [`CcInputs::delivery_rate_pps`].
     pub fn delivery_rate_pps(&self) -> f64 {
         self.inputs().delivery_rate_pps
+    }
+    /// Packets per second the peer is known to have received over the last round trip (0
+    /// until known); see [`CcInputs::receipt_rate_pps`].
+    pub fn receipt_rate_pps(&self) -> f64 {
+        self.inputs().receipt_rate_pps
     }
     /// Packets acknowledged since the connection started.
     pub fn acked_pkts(&self) -> u64 {

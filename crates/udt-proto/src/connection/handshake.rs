@@ -357,6 +357,7 @@ impl Connection {
             send_isn,
         );
         self.snd_last_ack = send_isn;
+        self.receipts = crate::estimate::Receipts::new(send_isn);
         self.rcvbuf = RecvBuffer::new(self.config.effective_recv_buffer_pkts() as usize, recv_isn);
         self.rcv_curr_seq = recv_isn.prev();
         self.rcv_seen_seq = recv_isn.prev();

@@ -34,7 +34,9 @@ use crate::buffer::{MsgRead, RecvBuffer, SendBuffer, SendBufferError, SendSlots,
 use crate::cc::{CcContext, CcControls, CcInputs, CongestionControl, CustomMessage};
 use crate::config::{payload_size, ConnectionConfig, SocketKind};
 use crate::error::Error;
-use crate::estimate::{AckHistory, DeliveryRate, MinRtt, ReceiveRateEstimator, RttEstimator};
+use crate::estimate::{
+    AckHistory, DeliveryRate, MinRtt, Receipts, ReceiveRateEstimator, RttEstimator,
+};
 use crate::loss_list::{ReceiverLossList, SenderLossList};
 use crate::seq::{AckNo, SeqNo, SeqRange};
 use crate::stats::{InstantStats, PerfStats, Stats};
@@ -187,6 +189,8 @@ pub struct Connection {
     peer_repeats_naks: bool,
     /// How fast the peer has been acknowledging data (sender side).
     delivery: DeliveryRate,
+    /// Packets the peer is known to hold, from its ACKs and NAKs (sender side).
+    receipts: Receipts,
     /// New data packets sent, over time (the same kind of history).
     sent_history: DeliveryRate,
     /// Every data packet sent, retransmissions too, over time (the same kind of history).
@@ -320,6 +324,7 @@ impl Connection {
             highest_nak_named: None,
             peer_repeats_naks: false,
             delivery: DeliveryRate::new(),
+            receipts: Receipts::new(SeqNo::default()),
             sent_history: DeliveryRate::new(),
             all_sent_history: DeliveryRate::new(),
             peer_timing_compressed: false,
@@ -924,6 +929,7 @@ impl Connection {
             bandwidth_pps: self.bandwidth_pps,
             capacity_reported: self.capacity_reported,
             delivery_rate_pps: 0.0,
+            receipt_rate_pps: 0.0,
             acked_pkts: self.delivery.acked_pkts(),
             sent_rate_rtt_ago_pps: 0.0,
             min_rtt_us: self.min_rtt.get().unwrap_or(0),
@@ -944,6 +950,7 @@ impl Connection {
             now,
             rtt_us: self.rtt.rtt_us(),
             delivery: &self.delivery,
+            receipts: &self.receipts,
             sent_history: &self.sent_history,
             arrival_rate_pps: self.arrival_rate_pps,
             peer_timing_compressed: self.peer_timing_compressed,

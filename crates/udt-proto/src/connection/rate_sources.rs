@@ -4,7 +4,7 @@
 //! them.
 
 use crate::cc::{CcInputs, DELIVERY_WINDOW_MIN_US};
-use crate::estimate::DeliveryRate;
+use crate::estimate::{DeliveryRate, Receipts};
 use crate::time::Instant;
 
 /// A connection's state that the on-demand rates of [`CcInputs`] are measured from, as it
@@ -16,6 +16,8 @@ pub(super) struct RateSources<'a> {
     pub(super) rtt_us: u32,
     /// Packets acknowledged over time (the cumulative ACK's progress).
     pub(super) delivery: &'a DeliveryRate,
+    /// Packets the peer is known to hold, over time.
+    pub(super) receipts: &'a Receipts,
     /// New packets sent over time, counted from the same first sequence number.
     pub(super) sent_history: &'a DeliveryRate,
     /// The peer's reported arrival rate, packets/s.
@@ -27,8 +29,8 @@ pub(super) struct RateSources<'a> {
 }
 
 impl RateSources<'_> {
-    /// Fills [`CcInputs::rcv_rate_pps`], [`CcInputs::delivery_rate_pps`] and
-    /// [`CcInputs::sent_rate_rtt_ago_pps`].
+    /// Fills [`CcInputs::rcv_rate_pps`], [`CcInputs::delivery_rate_pps`],
+    /// [`CcInputs::receipt_rate_pps`] and [`CcInputs::sent_rate_rtt_ago_pps`].
     pub(super) fn measure(&self, all: &mut CcInputs) {
         let rtt = u64::from(self.rtt_us);
         let window = rtt.max(DELIVERY_WINDOW_MIN_US);
@@ -37,6 +39,11 @@ impl RateSources<'_> {
             .rate_pps_bounded_by_sending(self.sent_history, window)
             .unwrap_or(0.0);
         all.delivery_rate_pps = delivery;
+        all.receipt_rate_pps = self
+            .receipts
+            .history()
+            .rate_pps_bounded_by_sending(self.sent_history, window)
+            .unwrap_or(0.0);
         all.rcv_rate_pps = self.arrival_rate_for_cc(delivery);
         all.sent_rate_rtt_ago_pps = self
             .sent_history

@@ -252,6 +252,7 @@ impl Connection {
             self.flow_window = a.avail_buf_pkts.clamp(2, MAX_WINDOW_PKTS);
             self.snd_last_ack = ack;
             self.delivery.on_ack(now, (off - last_ack_off) as u64);
+            self.receipts.on_ack(now, ack);
         }
         if self.sndbuf.acknowledge(ack) > 0 {
             self.snd_loss.remove_up_to(ack.prev());
@@ -268,6 +269,7 @@ impl Connection {
             // Older samples than a few round trips (and at least a second) are of no use.
             let keep = (4 * u64::from(self.rtt.rtt_us())).max(1_000_000);
             self.delivery.prune(keep);
+            self.receipts.prune(keep);
             self.sent_history.prune(keep);
             self.all_sent_history.prune(keep);
             if let Some(r) = a.rates {
@@ -333,6 +335,7 @@ impl Connection {
             self.flow_window = self.flow_window.saturating_sub(advanced);
             self.snd_last_ack = ack;
             self.delivery.on_ack(now, u64::from(advanced));
+            self.receipts.on_ack(now, ack);
         }
         // A light ACK can open a window that the congestion window had closed: the wait was
         // for this ACK, not lateness (see `resume_sending`). Counted as lateness, it came
@@ -374,6 +377,8 @@ impl Connection {
         }
         self.stats.count(|c| c.pkt_recv_nak += 1);
         self.note_repeated_report(&ranges);
+        let sent_end = self.sndbuf.first_seq().add(sent as u32);
+        self.receipts.on_nak(now, &ranges, sent_end);
         self.with_cc(now, |cc, ctx| cc.on_loss(ctx, &ranges));
         self.warning_stretch = 1.0;
         let was_sendable = self.has_sendable_data();
