@@ -742,10 +742,6 @@ pub struct UdtCc {
     native: NativeCc,
     /// Best delivery rate over the last [`DELIVERY_MEMORY_US`] (or ten RTTs), packets/s.
     best_delivery: WindowedMax,
-    /// Best rate of the cumulative ACK alone ([`CcContext::delivery_rate_pps`], cleaned the
-    /// same way) over the same memory, packets/s: for slow start's plateau only (see
-    /// [`UdtCc::slow_start_event`]).
-    best_acked: WindowedMax,
     /// Best delivery rate over the last two RTTs (at least [`STANDING_QUEUE_WINDOW_US`]),
     /// packets/s: what the path delivers now, without the dips of single samples.
     recent_delivery: WindowedMax,
@@ -835,7 +831,6 @@ impl UdtCc {
                     .with_time_scaled_increase(),
             ),
             best_delivery: WindowedMax::default(),
-            best_acked: WindowedMax::default(),
             recent_delivery: WindowedMax::default(),
             capacity_floor: WindowedMin::default(),
             alone: AloneDrain::default(),
@@ -960,7 +955,7 @@ impl UdtCc {
         // What the flow's own excess over its delivery could have queued between the two
         // samples: slow start's last bursts, or a climb past the link, fill a queue that fast.
         let excess =
-            (Self::sending_rate_pps(ctx) / self.clean_delivery(ctx).max(1.0) - 1.0).max(0.0);
+            (Self::sending_rate_pps(ctx) / Self::clean_delivery(ctx).max(1.0) - 1.0).max(0.0);
         let own_rise = excess * newest_at.micros_since(before_at) as f64;
         if before_queue < SPIKE_FRACTION * queue && queue - before_queue > own_rise {
             before_queue
@@ -1210,41 +1205,14 @@ impl UdtCc {
         (self.max_rtt.get() - f64::from(ctx.min_rtt_us())).max(0.0)
     }
 
-    /// The rate at which the path delivers, packets/s: the cumulative ACK's progress, or,
-    /// until the flow's first congestion, the packets known received
-    /// ([`CcContext::receipt_rate_pps`]) where more. Under random loss a hole holds the
-    /// cumulative ACK back a round trip or more, and while the rate climbs the ACK's rate
-    /// swings from near zero to several times the path's: through `udt relay` at 1 Gb/s,
-    /// 100 ms, 1 % loss, the best ACK rate of the last seconds sat at half the sending rate
-    /// for 0.8 s of the first climb while the relay forwarded all of it, and the delivery
-    /// bound cut the rate from 158 to 68 Mb/s on a 1.5 ms rise of the RTT. At a steady rate
-    /// the two agree (holes a round trip long delay the ACK's progress without thinning
-    /// it). Read after the first congestion too, where flows overflow a shared queue, the
-    /// count moved the shares both ways by up to 0.17 of throughput ratio (two to four flows
-    /// of one RTT on 1–25 ms paths), so it stops there.
-    fn delivered_pps(&self, ctx: &CcContext<'_>) -> f64 {
-        let acked = ctx.delivery_rate_pps();
-        if self.congestion_met {
-            acked
-        } else {
-            acked.max(ctx.receipt_rate_pps())
-        }
-    }
-
     /// The delivery rate, cleaned of the jump that follows a filled hole: nothing can be
     /// delivered faster than it was sent.
-    fn clean_delivery(&self, ctx: &CcContext<'_>) -> f64 {
-        Self::capped_by_sending(ctx, self.delivered_pps(ctx))
-    }
-
-    /// `pps` no faster than the packets being acknowledged now were sent (a little more for
-    /// measurement noise).
-    fn capped_by_sending(ctx: &CcContext<'_>, pps: f64) -> f64 {
-        let s = ctx.sent_rate_rtt_ago_pps();
+    fn clean_delivery(ctx: &CcContext<'_>) -> f64 {
+        let (d, s) = (ctx.delivery_rate_pps(), ctx.sent_rate_rtt_ago_pps());
         if s > 0.0 {
-            pps.min(s * 1.02)
+            d.min(s * 1.02)
         } else {
-            pps
+            d
         }
     }
 
@@ -1253,9 +1221,9 @@ impl UdtCc {
     /// queue would hold. The probe goes on then (see [`PROBE_RESET_QUEUE_EVENTS`]): a flow
     /// at its bottleneck that probes further soon sends more than is delivered, and a
     /// queue that the RTT reads while everything sent arrives is another flow's, or noise.
-    fn delivery_keeps_up(&self, ctx: &CcContext<'_>) -> bool {
+    fn delivery_keeps_up(ctx: &CcContext<'_>) -> bool {
         let sent = ctx.sent_rate_rtt_ago_pps();
-        sent > 0.0 && self.delivered_pps(ctx) >= KEEP_UP_FRACTION * sent
+        sent > 0.0 && ctx.delivery_rate_pps() >= KEEP_UP_FRACTION * sent
     }
 
     /// The reported capacity if it is credible: the peer currently reports one, and it is
@@ -1525,7 +1493,7 @@ impl UdtCc {
         let best = self
             .best_delivery
             .get()
-            .max(self.delivered_pps(ctx))
+            .max(ctx.delivery_rate_pps())
             .max(floor);
         (best > 0.0).then_some(best * (1.0 + RATE_HEADROOM))
     }
@@ -1544,7 +1512,7 @@ impl UdtCc {
             || self.decrease_held(ctx)
             || depth < EARLY_MIN_DEPTH_THRESHOLDS * threshold
             || self.queue_at_loss_us(ctx) < EARLY_DEPTH_FRACTION * depth
-            || Self::sending_rate_pps(ctx) <= self.clean_delivery(ctx)
+            || Self::sending_rate_pps(ctx) <= Self::clean_delivery(ctx)
         {
             return false;
         }
@@ -1579,7 +1547,7 @@ impl UdtCc {
     /// until both rates are known.
     fn queue_pass_rate_pps(&self, ctx: &CcContext<'_>) -> Option<f64> {
         let sent = ctx.sent_rate_rtt_ago_pps();
-        let delivered = self.clean_delivery(ctx);
+        let delivered = Self::clean_delivery(ctx);
         (sent > 0.0 && delivered > 0.0)
             .then(|| Self::sending_rate_pps(ctx) * (delivered / sent).min(1.0))
     }
@@ -1712,18 +1680,11 @@ impl UdtCc {
         // on real hosts the first round trips' delivery samples can spike (a few ACKs close
         // together), and the best rate then seemed not to grow for three rounds although the
         // window was 4 % of the pipe (slow start ended at 0.7 s, 290 Mb/s on 1 Gb/s).
-        // The rate is the cumulative ACK's alone. Under random loss its holes stall it long
-        // before the pipe is full, and that plateau is what ends slow start there; read
-        // with the packets known received past the holes, slow start ran on under 1 % loss
-        // to three times a 100 Mb/s, 100 ms link and overflowed its one-BDP queue (from the
-        // start over 30 s, 0.907 → 0.833 of the link). After slow start the start-up and
-        // the first climb take over, and they read past the holes.
         let window_rate = w / (rtt / 1e6);
-        let best_acked = self.best_acked.get();
-        let plateau = self
-            .plateau
-            .delivery_stalled(ctx.now(), ctx.rtt_us(), best_acked)
-            && window_rate > PLATEAU_WINDOW_RATIO * best_acked;
+        let plateau =
+            self.plateau
+                .delivery_stalled(ctx.now(), ctx.rtt_us(), self.best_delivery.get())
+                && window_rate > PLATEAU_WINDOW_RATIO * self.best_delivery.get();
         // A queue ends slow start only when two events in a row (a SYN or more apart) show it:
         // on real hosts one RTT sample can spike by twice the threshold with nothing queued
         // (through `udt relay` with clumped delivery, a 10 ms spike at 300 Mb/s ended slow
@@ -1763,7 +1724,7 @@ impl UdtCc {
         // stalled sample: 29 restarts in 21 s at 1 Gb/s, 100 ms, 0.1 % loss with stalls).
         if fresh_rtt {
             let (events, counted_at) = self.rc_queue_events;
-            if !self.queue_standing(ctx) || self.delivery_keeps_up(ctx) {
+            if !self.queue_standing(ctx) || Self::delivery_keeps_up(ctx) {
                 self.rc_queue_events = (0, ctx.now());
             } else if events == 0 || ctx.now().micros_since(counted_at) >= crate::time::SYN_US {
                 self.rc_queue_events = (events + 1, ctx.now());
@@ -2173,7 +2134,6 @@ impl CongestionControl for UdtCc {
     fn init(&mut self, ctx: &mut CcContext<'_>) {
         self.native.init(ctx);
         self.best_delivery = WindowedMax::default();
-        self.best_acked = WindowedMax::default();
         self.recent_delivery = WindowedMax::default();
         self.last_ss_event = ctx.now();
         self.last_rc_clock = ctx.now();
@@ -2184,12 +2144,7 @@ impl CongestionControl for UdtCc {
     fn on_ack(&mut self, ctx: &mut CcContext<'_>, ack: SeqNo) {
         self.accrue_rate_use(ctx);
         self.drain_own_queue(ctx);
-        let d = self.clean_delivery(ctx);
-        let acked = Self::capped_by_sending(ctx, ctx.delivery_rate_pps());
-        if acked > 0.0 {
-            self.best_acked
-                .update(ctx.now(), Self::memory_us(ctx), acked);
-        }
+        let d = Self::clean_delivery(ctx);
         if d > 0.0 {
             let memory = Self::memory_us(ctx);
             self.best_delivery.update(ctx.now(), memory, d);
@@ -2327,7 +2282,7 @@ impl CongestionControl for UdtCc {
             // reads low too, and traced runs still showed a second decrease (no third).
             let queue = Self::queueing_us(ctx);
             let still_full = queue >= QUEUE_STILL_FULL_FRACTION * self.fullest_queue_us(ctx)
-                && Self::sending_rate_pps(ctx) > self.clean_delivery(ctx);
+                && Self::sending_rate_pps(ctx) > Self::clean_delivery(ctx);
             // The second decrease waits, beyond the round trip, for the queue to have had time
             // to fall to [`QUEUE_STILL_FULL_FRACTION`] of its depth at the drain one decrease
             // makes (an eighth of the link: 0.8 × its delay), so that only a queue that stays
@@ -2855,58 +2810,6 @@ mod tests {
     }
 
     #[test]
-    fn under_random_loss_the_climb_reads_what_was_received_past_the_holes() {
-        // Slow start ended at 10 000 packets/s under random loss. From then on, holes hold the
-        // cumulative ACK back and it creeps at 10 000 packets/s, while the NAKs show
-        // everything sent arriving (the path delivers it all).
-        let climb = |receipts_known: bool| {
-            let mut d = Drive::new();
-            d.leave_slow_start_without_capacity(10_000.0);
-            d.send_at(10_000.0);
-            for _ in 0..50 {
-                let r = d.rate();
-                d.inputs.delivery_rate_pps = 10_000.0;
-                d.inputs.receipt_rate_pps = if receipts_known { r } else { 0.0 };
-                d.inputs.sent_rate_rtt_ago_pps = r;
-                d.step(10_000, 100);
-            }
-            d.rate() / 10_000.0
-        };
-        let from_acks_alone = climb(false);
-        assert!(
-            from_acks_alone < 1.05 * FIRST_CLIMB_DELIVERED_RATIO,
-            "the ACKs alone let it grow {from_acks_alone:.2} x"
-        );
-        let with_receipts = climb(true);
-        assert!(
-            with_receipts > 0.95 * 1.25f64.powi(5),
-            "grew {with_receipts:.2} x in five round trips"
-        );
-    }
-
-    #[test]
-    fn under_random_loss_slow_start_still_ends_on_the_acks_plateau() {
-        // The cumulative ACK creeps at 5 000 packets/s behind holes while the NAKs show twice
-        // as much arriving every round trip: the plateau of the ACKs ends slow start (read
-        // past the holes, it ran on to three times a 100 Mb/s link under 1 % loss).
-        let mut d = Drive::new();
-        d.inputs.capacity_reported = false;
-        d.inputs.delivery_rate_pps = 5_000.0;
-        let mut received = 5_000.0;
-        for _ in 0..60 {
-            received *= 2f64.powf(0.1);
-            d.inputs.receipt_rate_pps = received;
-            d.inputs.sent_rate_rtt_ago_pps = received;
-            d.step(10_000, 100);
-            if !d.cc.in_slow_start() {
-                break;
-            }
-        }
-        assert!(!d.cc.in_slow_start(), "still in slow start after 0.6 s");
-        assert!(d.cc.best_delivery.get() > 5_000.0 * 1.5);
-    }
-
-    #[test]
     fn windows_under_one_queue_grow_as_fast_per_second_whatever_the_rtt() {
         let mut d = Drive::new();
         d.leave_slow_start_without_capacity(20_000.0);
@@ -3019,11 +2922,9 @@ mod tests {
         d.lose_newest();
         assert!(d.cc.congestion_met);
         // The queue stays and, for three seconds, the ACKs creep behind lost retransmissions:
-        // delivery reads a quarter of the rate, from packets sent at the rate. (Past the first
-        // congestion the packets known received past the holes are not read.)
+        // delivery reads a quarter of the rate, from packets sent at the rate.
         d.inputs.delivery_rate_pps = 20_000.0;
         d.inputs.sent_rate_rtt_ago_pps = 20_000.0;
-        d.inputs.receipt_rate_pps = 80_000.0;
         d.steps(300, 110);
         assert!(d.cc.best_delivery.get() <= 21_000.0);
         let held = d.rate();
