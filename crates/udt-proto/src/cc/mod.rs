@@ -217,9 +217,9 @@ impl<'a> CcContext<'a> {
     }
 
     /// The rates [`CcInputs::rcv_rate_pps`], [`CcInputs::delivery_rate_pps`],
-    /// [`CcInputs::receipt_rate_pps`] and [`CcInputs::sent_rate_rtt_ago_pps`] are not in `inputs` (they hold placeholders) but
-    /// measured by `measure` the first time a hook reads one of them, or
-    /// [`CcContext::inputs`]; at most once per context.
+    /// [`CcInputs::receipt_rate_pps`] and [`CcInputs::sent_rate_rtt_ago_pps`] are not in
+    /// `inputs` (they hold placeholders) but measured by `measure` the first time a hook reads
+    /// one of them, or [`CcContext::inputs`]; at most once per context.
     ///
     /// Why: these searches through the ACK and send histories ran before every hook, the
     /// per-packet ones included, and took a tenth of the sending I/O thread's CPU at 10 Gbit/s
