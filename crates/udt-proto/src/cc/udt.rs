@@ -2490,10 +2490,7 @@ mod tests {
             d.inputs.capacity_reported = false;
             d.inputs.delivery_rate_pps = 83_333.0;
             d.inputs.sent_rate_rtt_ago_pps = sent_rtt_ago;
-            d.step(10_000, 100);
-            d.step(10_000, 130);
-            d.step(10_000, 130);
-            assert!(!d.cc.in_slow_start());
+            d.leave_slow_start_on_a_queue(130);
             d.cc.congestion_met |= congestion_met;
             d.steps(250, 100);
             assert!(d.cc.startup.is_none());
@@ -2507,13 +2504,19 @@ mod tests {
             assert!(!self.cc.in_slow_start());
         }
 
+        /// One RTT sample at the minimum, then two at `rtt_ms`: the queue they show ends slow
+        /// start.
+        fn leave_slow_start_on_a_queue(&mut self, rtt_ms: u32) {
+            self.step(10_000, 100);
+            self.step(10_000, rtt_ms);
+            self.step(10_000, rtt_ms);
+            assert!(!self.cc.in_slow_start());
+        }
+
         /// A queue of 16 ms ends slow start and stays; three round trips on, a loss with the
         /// queue still up makes the first congestion decrease.
         fn first_congestion_behind_slow_starts_queue(&mut self) {
-            self.step(10_000, 100);
-            self.step(10_000, 116);
-            self.step(10_000, 116);
-            assert!(!self.cc.in_slow_start());
+            self.leave_slow_start_on_a_queue(116);
             self.steps(30, 116);
             self.lose_newest();
             assert!(self.cc.congestion_met, "a congestion decrease");
@@ -2522,10 +2525,7 @@ mod tests {
         /// Slow start ends on a queue; a second later the queue reaches 100 ms and
         /// overflows: the first congestion decrease, which shows the early decrease its depth.
         fn overflow_a_100_ms_queue(&mut self) {
-            self.step(10_000, 100);
-            self.step(10_000, 130);
-            self.step(10_000, 130);
-            assert!(!self.cc.in_slow_start());
+            self.leave_slow_start_on_a_queue(130);
             self.steps(100, 100);
             self.step(10_000, 190);
             self.step(10_000, 200);
@@ -3131,10 +3131,7 @@ mod tests {
         d.inputs.bandwidth_pps = 85_000;
         d.inputs.delivery_rate_pps = 83_333.0;
         d.inputs.sent_rate_rtt_ago_pps = 85_000.0;
-        d.step(10_000, 100);
-        d.step(10_000, 130);
-        d.step(10_000, 130);
-        assert!(!d.cc.in_slow_start());
+        d.leave_slow_start_on_a_queue(130);
         d.steps(100, 100);
         d
     }
@@ -3310,10 +3307,7 @@ mod tests {
         // A lossy 1 Gb/s, 100 ms path: a background of 0.1 %, learnt with no queue.
         let run = |new_losses: u32| {
             let mut d = Drive::new();
-            d.step(10_000, 100);
-            d.step(10_000, 130);
-            d.step(10_000, 130);
-            assert!(!d.cc.in_slow_start());
+            d.leave_slow_start_on_a_queue(130);
             for i in 0..150 {
                 d.step(10_000, 100);
                 if i % 10 == 0 {
