@@ -158,12 +158,10 @@ fn ctcp_is_acknowledged_every_two_packets() {
 }
 
 /// A receiver waiting on a hole whose retransmissions keep getting lost is not silent: it
-/// repeats its ACK every ACK period, so the sender's EXP timer (RTT + 4·RTTVar + SYN) does
+/// repeats a light ACK every ACK period, so the sender's EXP timer (RTT + 4·RTTVar + SYN) does
 /// not fire while the repair is under way. Before, the receiver said nothing between its
 /// NAKs, a timeout resent every packet in flight, and on a 10 Mb/s, 400 ms path with 0.1 %
-/// loss 4.2 % of the packets were resent for 0.14 % lost. The repeats are full ACKs without
-/// rates, which the sender answers with ACK2s: the RTT is still measured while the hole
-/// lasts.
+/// loss 4.2 % of the packets were resent for 0.14 % lost.
 #[test]
 fn a_receiver_waiting_on_a_hole_keeps_the_sender_from_timing_out() {
     use std::cell::Cell;
@@ -177,20 +175,14 @@ fn a_receiver_waiting_on_a_hole_keeps_the_sender_from_timing_out() {
         .listen(now, ConnectionConfig::default(), 4)
         .unwrap();
     let (c, s) = net.establish(CLIENT, SERVER, ConnectionConfig::default(), 5.0);
-    // The first three copies of the 10th data packet are lost; repeated ACKs (ACK control
-    // packets with a four-word body: no rates) and ACK2s are counted.
-    let (first, dropped, repeats, ack2s) = (
+    // The first three copies of the 10th data packet are lost; light ACKs (ACK control
+    // packets with a one-word body) are counted.
+    let (first, dropped, light) = (
         Rc::new(Cell::new(None::<u32>)),
         Rc::new(Cell::new(0u32)),
         Rc::new(Cell::new(0u32)),
-        Rc::new(Cell::new(0u32)),
     );
-    let (f2, d2, r2, a2) = (
-        first.clone(),
-        dropped.clone(),
-        repeats.clone(),
-        ack2s.clone(),
-    );
+    let (f2, d2, l2) = (first.clone(), dropped.clone(), light.clone());
     net.filter = Some(Box::new(move |d| {
         if is_data(d) {
             let seq = u32::from_be_bytes([d.data[0], d.data[1], d.data[2], d.data[3]]);
@@ -200,10 +192,8 @@ fn a_receiver_waiting_on_a_hole_keeps_the_sender_from_timing_out() {
                 d2.set(d2.get() + 1);
                 return false;
             }
-        } else if control_type(d) == Some(2) && d.data.len() == 32 {
-            r2.set(r2.get() + 1);
-        } else if control_type(d) == Some(6) {
-            a2.set(a2.get() + 1);
+        } else if control_type(d) == Some(2) && d.data.len() == 20 {
+            l2.set(l2.get() + 1);
         }
         true
     }));
@@ -218,89 +208,12 @@ fn a_receiver_waiting_on_a_hole_keeps_the_sender_from_timing_out() {
         .unwrap()
         .stats(now, false);
     assert_eq!(stats.total.timeouts, 0, "the sender timed out");
-    // Waiting about a second and a half on the hole, at one repeated ACK per 10 ms, each
-    // answered.
-    assert!(repeats.get() >= 50, "{} repeated ACKs", repeats.get());
-    assert!(ack2s.get() >= repeats.get(), "{} ACK2s", ack2s.get());
+    // Waiting about a second and a half on the hole, at one light ACK per 10 ms.
+    assert!(light.get() >= 50, "{} light ACKs", light.get());
     // The three lost copies and nothing else.
     assert!(
         stats.total.pkt_retrans <= 6,
         "{} retransmissions",
         stats.total.pkt_retrans
-    );
-}
-
-/// While the receiver waits on a hole, the sender still measures the RTT: the receiver's
-/// repeated ACKs are answered with ACK2s, and each carries the receiver's latest sample.
-/// Here the path's delay triples while a packet's first five copies are lost; before the
-/// hole is repaired the sender's RTT has followed. (With light ACKs as the repeats, the RTT
-/// stood still until the repair: under random loss a rate past the link then built a queue
-/// that no RTT sample showed.)
-#[test]
-fn the_rtt_is_measured_while_the_receiver_waits_on_a_hole() {
-    use std::cell::Cell;
-    use std::rc::Rc;
-    let mut net = Net::new(7, 50_000);
-    net.add("10.0.0.1:5000", 1);
-    net.add("10.0.0.2:9000", 2);
-    let now = net.now;
-    net.nodes[SERVER]
-        .ep
-        .listen(now, ConnectionConfig::default(), 4)
-        .unwrap();
-    let (c, s) = net.establish(CLIENT, SERVER, ConnectionConfig::default(), 5.0);
-    let (first, dropped) = (Rc::new(Cell::new(None::<u32>)), Rc::new(Cell::new(0u32)));
-    let (f2, d2) = (first.clone(), dropped.clone());
-    net.filter = Some(Box::new(move |d| {
-        if is_data(d) {
-            let seq = u32::from_be_bytes([d.data[0], d.data[1], d.data[2], d.data[3]]);
-            let isn = *f2.get().get_or_insert(seq);
-            f2.set(Some(isn));
-            if seq == isn.wrapping_add(9) && d2.get() < 5 {
-                d2.set(d2.get() + 1);
-                return false;
-            }
-        }
-        true
-    }));
-    let start = net.now;
-    let total = 100 * 1456;
-    let (mut sent, mut received) = (0, 0);
-    let mut buf = vec![0u8; 1 << 16];
-    let mut rtt_before_repair_ms = None;
-    net.run_until(20.0, |net| {
-        let now = net.now;
-        let elapsed_s = now.micros_since(start) as f64 / 1e6;
-        if elapsed_s >= 0.3 {
-            net.one_way_delay_us = 150_000;
-        }
-        if sent < total {
-            let mut conn = net.nodes[CLIENT].ep.connection_mut(c).unwrap();
-            if let Ok(n) = conn.send(now, &vec![1u8; total - sent]) {
-                sent += n;
-            }
-        }
-        {
-            let mut conn = net.nodes[SERVER].ep.connection_mut(s).unwrap();
-            while let Ok(n) = conn.recv(&mut buf) {
-                received += n;
-            }
-        }
-        if elapsed_s >= 1.3 && rtt_before_repair_ms.is_none() {
-            // Recorded only while the hole is still open, so that the sample cannot come
-            // from an ACK the repair let advance.
-            assert!(received < total, "the hole was repaired within 1.3 s");
-            let mut conn = net.nodes[CLIENT].ep.connection_mut(c).unwrap();
-            rtt_before_repair_ms = Some(conn.stats(now, false).ms_rtt);
-        }
-        received == total
-    });
-    assert_eq!(received, total, "transfer incomplete");
-    assert_eq!(dropped.get(), 5, "the hole was not repaired five times");
-    let rtt = rtt_before_repair_ms.expect("the transfer ended before 1.3 s");
-    // 100 ms before the change, 300 ms after it: the smoothed RTT has moved most of the way.
-    assert!(
-        rtt > 250.0,
-        "the sender's RTT read {rtt} ms while the hole was open"
     );
 }

@@ -409,12 +409,6 @@ pub trait CongestionControl: Send {
     fn on_ack(&mut self, ctx: &mut CcContext<'_>, ack: SeqNo) {
         let _ = (ctx, ack);
     }
-    /// A full ACK that acknowledged nothing new (the receiver repeats its ACK while it waits
-    /// on retransmissions) brought a round-trip sample, now in [`CcContext::last_rtt_us`].
-    /// Not an ACK of data: algorithms that count ACKs must not count it.
-    fn on_rtt_sample(&mut self, ctx: &mut CcContext<'_>) {
-        let _ = ctx;
-    }
     /// A NAK reported `losses` (ascending ranges, as the peer sent them).
     fn on_loss(&mut self, ctx: &mut CcContext<'_>, losses: &[SeqRange]) {
         let _ = (ctx, losses);

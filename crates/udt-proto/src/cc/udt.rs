@@ -1069,18 +1069,11 @@ impl UdtCc {
             // A queue too shallow to show that a flow near a credible capacity overflowed
             // holds its own excess: it is (nearly) alone, and a rate just below the capacity
             // drains the queue. With the native eighth instead, a 100 Mb/s, 10 ms flow behind
-            // an 8-packet queue delivered 0.926 of the link instead of 0.955. So does a queue
-            // that a flow in its start-up overflows while it delivers nearly all of the
-            // capacity (no other flow gets more than a tenth of the link): with the native
-            // eighth, the increase, which shrinks near a known capacity, took 9 s to bring a
-            // 100 Mb/s, 10 ms flow back to 90 % of the link. Only in the start-up: later a
-            // flow that delivers the link may share the queue with a newcomer that has yet
-            // to take its share, and the eighth is how it makes room.
-            let alone = self.credible_capacity(ctx).is_some_and(|c| {
-                (self.queue_too_shallow_to_show(ctx)
-                    && Self::sending_rate_pps(ctx) >= OWN_QUEUE_RATE_FRACTION * c)
-                    || (self.startup.is_some() && self.alone_delivery_pps(ctx, c).is_some())
-            });
+            // an 8-packet queue delivered 0.926 of the link instead of 0.955.
+            let alone = self.queue_too_shallow_to_show(ctx)
+                && self
+                    .credible_capacity(ctx)
+                    .is_some_and(|c| Self::sending_rate_pps(ctx) >= OWN_QUEUE_RATE_FRACTION * c);
             return Some(if alone {
                 CongestionCause::ExcessOverCapacity
             } else {
@@ -1210,33 +1203,6 @@ impl UdtCc {
     /// The largest queueing delay of the last [`DELIVERY_MEMORY_US`] (or ten RTTs), µs.
     fn fullest_queue_us(&self, ctx: &CcContext<'_>) -> f64 {
         (self.max_rtt.get() - f64::from(ctx.min_rtt_us())).max(0.0)
-    }
-
-    /// Takes the latest RTT sample into the RTT windows; true if it is a new one.
-    fn observe_rtt(&mut self, ctx: &CcContext<'_>) -> bool {
-        // Whether the latest RTT is a new sample (see below).
-        let mut fresh_rtt = false;
-        if ctx.last_rtt_us() > 0 {
-            let memory = Self::memory_us(ctx);
-            self.max_rtt
-                .update(ctx.now(), memory, f64::from(ctx.last_rtt_us()));
-            self.recent_min_rtt.update(
-                ctx.now(),
-                STANDING_QUEUE_WINDOW_US,
-                f64::from(ctx.last_rtt_us()),
-            );
-            // A receiver repeats its latest measurement in every ACK until its next ACK2
-            // round trip, so only a changed value is a new sample. (Counting every ACK that
-            // acknowledged new data as one, the ACKs that follow a filled hole each brought
-            // the same stalled sample: at 1 Gb/s, 100 ms, 0.1 % loss with stalls, 0.19 of
-            // the link instead of 0.86.) Two measurements in a row equal to the microsecond
-            // count as one, which only makes the signal slower to see a queue.
-            fresh_rtt = ctx.last_rtt_us() != self.last_samples[0].0;
-            if fresh_rtt {
-                self.last_samples = [(ctx.last_rtt_us(), ctx.now()), self.last_samples[0]];
-            }
-        }
-        fresh_rtt
     }
 
     /// The delivery rate, cleaned of the jump that follows a filled hole: nothing can be
@@ -2189,7 +2155,28 @@ impl CongestionControl for UdtCc {
             self.capacity_floor
                 .update(ctx.now(), CAPACITY_FLOOR_MEMORY_US, c);
         }
-        let fresh_rtt = self.observe_rtt(ctx);
+        // Whether this ACK brought a new RTT sample (see below).
+        let mut fresh_rtt = false;
+        if ctx.last_rtt_us() > 0 {
+            let memory = Self::memory_us(ctx);
+            self.max_rtt
+                .update(ctx.now(), memory, f64::from(ctx.last_rtt_us()));
+            self.recent_min_rtt.update(
+                ctx.now(),
+                STANDING_QUEUE_WINDOW_US,
+                f64::from(ctx.last_rtt_us()),
+            );
+            // A receiver repeats its latest measurement in every ACK until its next ACK2
+            // round trip, so only a changed value is a new sample. (Counting every ACK that
+            // acknowledged new data as one, the ACKs that follow a filled hole each brought
+            // the same stalled sample: at 1 Gb/s, 100 ms, 0.1 % loss with stalls, 0.19 of
+            // the link instead of 0.86.) Two measurements in a row equal to the microsecond
+            // count as one, which only makes the signal slower to see a queue.
+            fresh_rtt = ctx.last_rtt_us() != self.last_samples[0].0;
+            if fresh_rtt {
+                self.last_samples = [(ctx.last_rtt_us(), ctx.now()), self.last_samples[0]];
+            }
+        }
         self.last_ack = ack;
         let no_queue = ctx.last_rtt_us() > 0 && !self.queue_building(ctx);
         if let Some(startup) = &mut self.startup {
@@ -2203,10 +2190,6 @@ impl CongestionControl for UdtCc {
         } else {
             self.rate_control(ctx, ack, fresh_rtt);
         }
-    }
-
-    fn on_rtt_sample(&mut self, ctx: &mut CcContext<'_>) {
-        self.observe_rtt(ctx);
     }
 
     fn on_loss(&mut self, ctx: &mut CcContext<'_>, losses: &[SeqRange]) {
@@ -3706,45 +3689,5 @@ mod tests {
         d.lose_newest();
         assert_eq!(d.cc.random_losses(), 1);
         assert!(d.rate() >= before, "{} -> {}", before, d.rate());
-    }
-
-    /// A 100 Mb/s, 10 ms flow in its start-up, delivering the whole credible capacity, whose
-    /// queue overflows: only its own excess over the link can have filled the queue. Returns
-    /// the drive after the loss and the rate before it.
-    fn start_up_overflow(start_up_over: bool) -> (Drive, f64) {
-        let mut d = Drive::new();
-        (d.inputs.rtt_us, d.inputs.min_rtt_us) = (10_000, 10_000);
-        d.inputs.bandwidth_pps = 8_333;
-        d.inputs.delivery_rate_pps = 8_300.0;
-        d.inputs.sent_rate_rtt_ago_pps = 8_500.0;
-        d.step_rtt_us(10_000, 10_000);
-        d.step_rtt_us(10_000, 16_000);
-        d.step_rtt_us(10_000, 16_000);
-        assert!(!d.cc.in_slow_start());
-        if start_up_over {
-            d.cc.startup = None;
-        }
-        d.send_at(8_500.0);
-        for q in 0..30 {
-            d.step_rtt_us(10_000, 14_000 + 200 * q.min(25));
-        }
-        let before = d.rate();
-        d.lose_newest();
-        assert!(d.cc.congestion_met, "a congestion decrease");
-        (d, before)
-    }
-
-    #[test]
-    fn an_overflow_in_the_start_up_of_a_flow_alone_leaves_it_just_under_the_capacity() {
-        // The start-up held the rate a little over the link; its overflow takes the rate to
-        // 3 % under the capacity, not an eighth under the rate: the native increase, which
-        // shrinks near the capacity, took 9 s to climb back to 90 % of a 100 Mb/s, 10 ms link.
-        let (d, before) = start_up_overflow(false);
-        let floor = before.min(8_333.0) * (1.0 - EXCESS_DECREASE);
-        assert!((d.rate() - floor).abs() < 1.0, "{} from {before}", d.rate());
-        // After the start-up the native decrease stands: a flow cannot tell then that no
-        // other flow shares the queue.
-        let (d, before) = start_up_overflow(true);
-        assert!(d.rate() < 0.9 * before, "{} from {before}", d.rate());
     }
 }

@@ -1181,9 +1181,8 @@ impl Connection {
         // the timer then can postpone the retransmission forever (a peer whose keep-alive
         // period is shorter than our RTO, e.g. both sides running a fixed-RTO algorithm).
         //
-        // Nor, under an algorithm that sets its own RTO, an ACK (light or full) that
-        // acknowledges nothing new: a receiver waiting on holes repeats its ACK every ACK
-        // period (`waiting_on_holes`,
+        // Nor, under an algorithm that sets its own RTO, a light ACK that acknowledges nothing
+        // new: a receiver waiting on holes repeats one every ACK period (`waiting_on_holes`,
         // when the receiving side runs the native timer), which keeps the native EXP timer
         // from firing while a retransmission is on its way; TCP's RTO restarts only on
         // progress, and its timeout is how such an algorithm recovers a lost retransmission.
@@ -1192,8 +1191,7 @@ impl Connection {
             matches!(packet, Packet::Control(c) if matches!(c.control, Control::KeepAlive));
         let no_progress = self.cc_ctl.rto_us.is_some()
             && matches!(packet, Packet::Control(c)
-                if matches!(c.control, Control::LightAck(a) if a == self.snd_last_ack)
-                    || matches!(&c.control, Control::Ack(a) if a.ack == self.snd_last_ack));
+                if matches!(c.control, Control::LightAck(a) if a == self.snd_last_ack));
         if !(keep_alive || no_progress) || self.sndbuf.is_empty() {
             self.exp_count = 1;
             self.last_rsp_time = now;

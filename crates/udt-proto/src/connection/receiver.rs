@@ -64,14 +64,14 @@ impl Connection {
     }
 
     /// True when everything up to the first hole has been acknowledged, so no new ACK is due,
-    /// but holes remain: the receiver is waiting on retransmissions. It then repeats that ACK
-    /// every ACK period that sends no other (see [`Self::repeat_ack`]). Otherwise it would be
+    /// but holes remain: the receiver is waiting on retransmissions. It then repeats a light
+    /// ACK of that number every ACK period that sends no full ACK. Otherwise it would be
     /// silent until a retransmission fills the hole, a round trip after the NAK at best, and
     /// the sender's EXP timer (RTT + 4·RTTVar + SYN) fires whenever the RTT grows a little in
-    /// between: its timeout resends every packet in flight. On a 10 Mb/s, 400 ms path with
-    /// 0.1 % loss that was 6 timeouts and 4.2 % of the packets resent, for 0.14 % lost. A 4.11
-    /// sender answers an ACK that does not advance with an ACK2 and otherwise takes it as a
-    /// sign of life only; ours also takes the RTT it carries. Only with periodic NAKs (4.11 sends no such ACK, and without repeated reports the
+    /// between: its timeout resends every packet in flight. On a 10 Mb/s, 400 ms path with 0.1 % loss that
+    /// was 6 timeouts and 4.2 % of the packets resent, for 0.14 % lost. A 4.11 sender takes
+    /// an ACK that does not advance as a sign of life and otherwise ignores it, as ours does.
+    /// Only with periodic NAKs (4.11 sends no such ACK, and without repeated reports the
     /// sender's timeout is what recovers a lost retransmission from a 4.11 sender), and only
     /// under the native EXP timer: an algorithm that sets its own RTO keeps TCP's timer
     /// semantics, and the extra wake-ups alone moved two CTCP flows on 100 Mb/s, 30 ms from
@@ -93,7 +93,7 @@ impl Connection {
             let (ack_no, period_over) = (self.ack_no, now >= self.next_ack_time);
             self.send_full_ack(now);
             if period_over && self.ack_no == ack_no && self.waiting_on_holes() {
-                self.repeat_ack(now);
+                self.queue(Outgoing::LightAck(self.rcv_last_ack));
             }
             let period = self.cc_ctl.ack_period_us.unwrap_or(SYN_US);
             self.next_ack_time = now.plus_micros(period);
@@ -139,31 +139,6 @@ impl Connection {
             rtt_var_us: self.rtt.var_us(),
             avail_buf_pkts: self.available_recv_buffer().max(2),
             rates,
-        };
-        self.queue(Outgoing::Ack(ack));
-        self.ack_history.record(self.ack_no, self.rcv_last_ack, now);
-        self.stats.count(|c| c.pkt_sent_ack += 1);
-    }
-
-    /// Repeats the confirmed ACK while the receiver waits on holes (see
-    /// [`Self::waiting_on_holes`]): a full ACK without rates, under a new ACK number, so that
-    /// the sender answers with an ACK2 and both sides keep measuring the RTT. A light ACK
-    /// would keep the sender's timer alone; with it, no RTT was measured until a
-    /// retransmission filled the hole, and under random loss a retransmission is lost too now
-    /// and then, so the cumulative ACK stalled for the NAK interval and more. Meanwhile a
-    /// rate that had grown past the link built a queue nobody saw: at 1 Gb/s, 200 ms and
-    /// 1 % loss the queueing delay read 0.5 ms for 0.4 s while the rate doubled. A 4.11
-    /// sender answers such an ACK with an ACK2 and otherwise ignores it, as it did the light
-    /// ACK. The rates stay for the next ACK that advances, which needs them.
-    fn repeat_ack(&mut self, now: Instant) {
-        self.ack_no = self.ack_no.next();
-        let ack = Ack {
-            ack_no: self.ack_no,
-            ack: self.rcv_last_ack,
-            rtt_us: self.rtt.latest_us(),
-            rtt_var_us: self.rtt.var_us(),
-            avail_buf_pkts: self.available_recv_buffer().max(2),
-            rates: None,
         };
         self.queue(Outgoing::Ack(ack));
         self.ack_history.record(self.ack_no, self.rcv_last_ack, now);

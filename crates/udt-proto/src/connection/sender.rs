@@ -254,16 +254,18 @@ impl Connection {
             self.delivery.on_ack(now, (off - last_ack_off) as u64);
             self.receipts.on_ack(now, ack);
         }
-        if self.sndbuf.acknowledge(ack) == 0 {
-            // The receiver repeats its ACK while it waits on retransmissions: nothing new is
-            // acknowledged, but the RTT it carries is fresh (see `Connection::repeat_ack`).
-            self.take_rtt_sample(now, a.rtt_us);
-            self.with_cc(now, |cc, ctx| cc.on_rtt_sample(ctx));
-        } else {
+        if self.sndbuf.acknowledge(ack) > 0 {
             self.snd_loss.remove_up_to(ack.prev());
             self.retx_watch.acknowledged(ack);
             self.observe_head(now);
-            self.take_rtt_sample(now, a.rtt_us);
+            self.rtt.update(a.rtt_us);
+            let rtt = a.rtt_us.min(crate::estimate::rtt::MAX_RTT_SAMPLE_US);
+            // Before its first ACK2 round trip a receiver reports its initial guess (100 ms,
+            // ours and 4.11's alike), which says nothing about the path.
+            if rtt != crate::estimate::rtt::INITIAL_RTT_US {
+                self.last_rtt_us = rtt;
+                self.min_rtt.update(now, rtt);
+            }
             // Older samples than a few round trips (and at least a second) are of no use.
             let keep = (4 * u64::from(self.rtt.rtt_us())).max(1_000_000);
             self.delivery.prune(keep);
@@ -313,19 +315,6 @@ impl Connection {
         }
         if !was_sendable && self.has_sendable_data() {
             self.resume_sending(now);
-        }
-    }
-
-    /// The RTT a full ACK carries, µs: into the smoothed RTT, and, unless it is a receiver's
-    /// initial guess, as the latest and a minimum candidate.
-    fn take_rtt_sample(&mut self, now: Instant, rtt_us: u32) {
-        self.rtt.update(rtt_us);
-        let rtt = rtt_us.min(crate::estimate::rtt::MAX_RTT_SAMPLE_US);
-        // Before its first ACK2 round trip a receiver reports its initial guess (100 ms,
-        // ours and 4.11's alike), which says nothing about the path.
-        if rtt != crate::estimate::rtt::INITIAL_RTT_US {
-            self.last_rtt_us = rtt;
-            self.min_rtt.update(now, rtt);
         }
     }
 
