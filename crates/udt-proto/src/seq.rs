@@ -286,3 +286,22 @@ mod tests {
         }
     }
 }
+
+/// Short constructors for unit tests that name sequence numbers by their raw values.
+#[cfg(test)]
+pub(crate) mod test_util {
+    use super::{SeqNo, SeqRange};
+
+    /// The sequence number `v` (panics if it is out of range).
+    pub(crate) fn s(v: u32) -> SeqNo {
+        SeqNo::new(v).unwrap()
+    }
+
+    /// The range `first..=last`.
+    pub(crate) fn r(first: u32, last: u32) -> SeqRange {
+        SeqRange {
+            first: s(first),
+            last: s(last),
+        }
+    }
+}

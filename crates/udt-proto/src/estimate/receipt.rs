@@ -114,17 +114,7 @@ impl Receipts {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn seq(n: u32) -> SeqNo {
-        SeqNo::new(n).unwrap()
-    }
-
-    fn range(a: u32, b: u32) -> SeqRange {
-        SeqRange {
-            first: seq(a),
-            last: seq(b),
-        }
-    }
+    use crate::seq::test_util::{r as range, s};
 
     fn at(ms: u64) -> Instant {
         Instant::from_micros(ms * 1_000)
@@ -132,53 +122,53 @@ mod tests {
 
     #[test]
     fn a_nak_shows_the_packets_behind_a_hole_before_the_ack_does() {
-        let mut r = Receipts::new(seq(0));
-        r.on_ack(at(10), seq(100));
+        let mut r = Receipts::new(s(0));
+        r.on_ack(at(10), s(100));
         assert_eq!(r.received_pkts(), 100);
         // Packets 100-109 lost, 110 arrived: 110 known received, 100-109 not.
-        r.on_nak(at(20), &[range(100, 109)], seq(500));
+        r.on_nak(at(20), &[range(100, 109)], s(500));
         assert_eq!(r.received_pkts(), 101);
         // Later a loss of 300: everything up to 301 reached except 100-109 and 300.
-        r.on_nak(at(30), &[range(300, 300)], seq(500));
+        r.on_nak(at(30), &[range(300, 300)], s(500));
         assert_eq!(r.received_pkts(), 302 - 11);
         // The ACK that follows the retransmissions moves nothing it already counted.
-        r.on_ack(at(40), seq(250));
+        r.on_ack(at(40), s(250));
         assert_eq!(r.received_pkts(), 291);
         // Beyond the count it adds what it passes.
-        r.on_ack(at(50), seq(400));
+        r.on_ack(at(50), s(400));
         assert_eq!(r.received_pkts(), 291 + 98);
     }
 
     #[test]
     fn a_repeated_report_is_not_counted_twice() {
-        let mut r = Receipts::new(seq(0));
-        r.on_nak(at(10), &[range(10, 19)], seq(100));
+        let mut r = Receipts::new(s(0));
+        r.on_nak(at(10), &[range(10, 19)], s(100));
         assert_eq!(r.received_pkts(), 11);
         // The periodic report repeats the range: nothing new.
-        r.on_nak(at(20), &[range(10, 19)], seq(100));
+        r.on_nak(at(20), &[range(10, 19)], s(100));
         assert_eq!(r.received_pkts(), 11);
         // A report that repeats the old range beside a new one counts only the new one.
-        r.on_nak(at(30), &[range(10, 19), range(25, 29)], seq(100));
+        r.on_nak(at(30), &[range(10, 19), range(25, 29)], s(100));
         assert_eq!(r.received_pkts(), 31 - 15);
     }
 
     #[test]
     fn a_range_that_ends_at_the_newest_packet_sent_shows_nothing_received_after_it() {
-        let mut r = Receipts::new(seq(0));
-        r.on_nak(at(10), &[range(90, 99)], seq(100));
+        let mut r = Receipts::new(s(0));
+        r.on_nak(at(10), &[range(90, 99)], s(100));
         assert_eq!(r.received_pkts(), 0);
         // The losses are owed until the count passes them.
-        r.on_ack(at(20), seq(120));
+        r.on_ack(at(20), s(120));
         assert_eq!(r.received_pkts(), 110);
     }
 
     #[test]
     fn the_rate_counts_packets_received_not_sequence_numbers() {
-        let mut r = Receipts::new(seq(0));
+        let mut r = Receipts::new(s(0));
         // 1 000 sequence numbers a second, one in ten reported lost.
         for i in 1..=100u32 {
             let t = at(u64::from(i) * 10);
-            r.on_nak(t, &[range(i * 10 - 1, i * 10 - 1)], seq(10_000));
+            r.on_nak(t, &[range(i * 10 - 1, i * 10 - 1)], s(10_000));
         }
         let rate = r.history().rate_pps(1_000_000).unwrap();
         assert!((rate - 900.0).abs() < 10.0, "{rate}");
@@ -187,11 +177,11 @@ mod tests {
     #[test]
     fn sequence_numbers_wrap() {
         let top = SeqNo::MAX;
-        let mut r = Receipts::new(seq(top - 4));
-        r.on_nak(at(10), &[range(top - 1, top)], seq(20));
+        let mut r = Receipts::new(s(top - 4));
+        r.on_nak(at(10), &[range(top - 1, top)], s(20));
         // top - 4 .. top - 2 and 0 (the packet after the range) received.
         assert_eq!(r.received_pkts(), 4);
-        r.on_ack(at(20), seq(10));
+        r.on_ack(at(20), s(10));
         assert_eq!(r.received_pkts(), 4 + 9);
     }
 }

@@ -394,18 +394,8 @@ impl RangeSet {
 mod tests {
     use super::*;
     use crate::loss_list::model::{base_strategy, Model};
+    use crate::seq::test_util::{r, s};
     use proptest::prelude::*;
-
-    fn s(v: u32) -> SeqNo {
-        SeqNo::new(v).unwrap()
-    }
-
-    fn r(first: u32, last: u32) -> SeqRange {
-        SeqRange {
-            first: s(first),
-            last: s(last),
-        }
-    }
 
     fn set_of(ranges: &[SeqRange]) -> RangeSet {
         let mut set = RangeSet::default();

@@ -105,18 +105,8 @@ impl ReceiverLossList {
 mod tests {
     use super::*;
     use crate::loss_list::model::{base_strategy, Model};
+    use crate::seq::test_util::{r, s};
     use proptest::prelude::*;
-
-    fn s(v: u32) -> SeqNo {
-        SeqNo::new(v).unwrap()
-    }
-
-    fn r(first: u32, last: u32) -> SeqRange {
-        SeqRange {
-            first: s(first),
-            last: s(last),
-        }
-    }
 
     fn ranges(list: &ReceiverLossList) -> Vec<SeqRange> {
         list.ranges().collect()
